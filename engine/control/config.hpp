@@ -1,0 +1,81 @@
+#pragma once
+// The engine's configuration: what nvmetune serves and how. Parsed from JSON with every
+// error reported with its JSON path (nothing is applied unless all of it is valid).
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/backend/backend.hpp"
+
+namespace control {
+
+struct ListenerConfig {
+  std::string trtype = "tcp";
+  std::string traddr = "127.0.0.1";
+  std::string trsvcid = "4420";  // "0" = any free port (tests)
+};
+
+struct NamespaceConfig {
+  uint32_t nsid = 1;
+  backend::BackendSpec backend;  // kind, size_bytes, path, create, direct
+  uint32_t block_size = 512;     // 512 or 4096
+  std::string uuid;              // optional; derived from subsystem NQN + nsid when empty
+};
+
+struct SubsystemConfig {
+  std::string nqn;
+  std::string serial;            // derived from the NQN when empty
+  std::string model = "nvmetune";
+  bool allow_any_host = false;
+  std::vector<std::string> hosts;  // allowed host NQNs
+  std::vector<NamespaceConfig> namespaces;
+};
+
+struct TcpConfig {
+  uint32_t in_capsule_data_size = 8192;  // I/O queues; admin queues always take 8 KiB
+  uint32_t maxh2cdata = 128 * 1024;
+  uint32_t queue_depth = 128;             // MQES + 1
+  uint32_t max_io_queues = 64;            // per controller
+  uint32_t mdts_bytes = 1024 * 1024;      // largest transfer per command
+};
+
+struct ExecConfig {
+  std::string mode = "event";  // the execution-model issue adds bound/unbound/poll/inline
+  unsigned threads = 0;        // 0 = one per online CPU
+};
+
+struct Config {
+  std::vector<ListenerConfig> listeners;
+  std::vector<SubsystemConfig> subsystems;
+  TcpConfig tcp;
+  ExecConfig exec;
+};
+
+struct ConfigError {
+  std::string path;     // JSON path, e.g. "$.subsystems[0].namespaces[1].size"
+  std::string message;  // what is wrong and what is expected
+};
+
+struct ParseResult {
+  Config config;
+  std::vector<ConfigError> errors;  // empty = valid
+};
+
+// Parses and validates a whole configuration document in one pass.
+ParseResult parse_config(std::string_view json_text);
+
+// Semantic checks shared by parse_config and callers that build a Config in code
+// (duplicate NQNs/NSIDs, ranges, missing backends).
+std::vector<ConfigError> validate(const Config& c);
+
+// The embedded default: a 1 GiB RAM namespace in nqn.2026-12.io.nvmetune:default on
+// 127.0.0.1:4420, any host allowed.
+Config default_config();
+
+inline constexpr const char* default_nqn = "nqn.2026-12.io.nvmetune:default";
+
+// "1GiB", "512M", "4096" → bytes; false on a malformed size.
+bool parse_size(std::string_view s, uint64_t& out);
+
+}  // namespace control
