@@ -1,0 +1,42 @@
+#pragma once
+// A command as core/ sees it: the SQE, its data buffer, the completion it produces.
+// Transports embed one Request per preallocated command slot; core/ never allocates them
+// and never includes a transport header (DESIGN.md seams).
+#include <cstdint>
+
+#include "engine/backend/backend.hpp"
+#include "engine/nvme/spec.hpp"
+#include "engine/nvme/status.hpp"
+
+namespace core {
+
+class SubmissionQueue;
+class Namespace;
+
+enum class DataDir : uint8_t { none, host_to_controller, controller_to_host };
+
+struct Request {
+  nvme::Sqe sqe;
+  nvme::Cqe cqe;  // handlers fill dw0/dw1; the queue fills sqhd/sqid/cid/status
+  nvme::Status status;
+
+  // Set by the transport from the SGL: how many bytes the host describes and where they go.
+  uint32_t sgl_len = 0;
+  uint8_t* buf = nullptr;  // capacity buf_cap, preallocated per slot
+  uint32_t buf_cap = 0;
+
+  // Set by prepare(): the data direction and the length the command implies.
+  DataDir dir = DataDir::none;
+  uint32_t transfer_len = 0;
+  // The transfer the response carries back (reads, Identify, log pages): may be < transfer_len.
+  uint32_t response_len = 0;
+
+  SubmissionQueue* sq = nullptr;
+  Namespace* ns = nullptr;
+  backend::Io io;
+  uint32_t step = 0;        // multi-step commands (DSM ranges, Compare)
+  uint64_t start_ns = 0;    // when the capsule was complete, for command latency
+  bool parked = false;      // an Asynchronous Event Request waiting for an event
+};
+
+}  // namespace core

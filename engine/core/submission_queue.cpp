@@ -1,0 +1,146 @@
+#include "engine/core/submission_queue.hpp"
+
+#include "engine/core/handlers.hpp"
+#include "engine/core/target.hpp"
+
+namespace core {
+namespace {
+
+bool is_fabrics(const Request& req) {
+  return req.sqe.opcode() == static_cast<uint8_t>(nvme::AdminOpcode::fabrics);
+}
+
+bool is_connect(const Request& req) {
+  return is_fabrics(req) && req.sqe.fctype() == static_cast<uint8_t>(nvme::FabricsType::connect);
+}
+
+}  // namespace
+
+SubmissionQueue::SubmissionQueue(Target& target, TransportQueue& transport)
+    : _target(target), _transport(transport) {}
+
+SubmissionQueue::~SubmissionQueue() { unbind(); }
+
+void SubmissionQueue::bind(std::shared_ptr<Controller> ctrl, uint16_t qid, uint16_t sqsize,
+                           bool sqflow_disabled) {
+  _ctrl = std::move(ctrl);
+  _qid = qid;
+  _sqsize = sqsize;
+  _sqflow_disabled = sqflow_disabled;
+}
+
+void SubmissionQueue::unbind() {
+  if (!_ctrl) return;
+  _ctrl->detach_queue(_qid);
+  if (_qid == 0) {
+    // The admin queue carries the association: without it the I/O queues must go too.
+    _ctrl->fail("admin queue closed");
+    _target.counters().disconnects.fetch_add(1);
+  }
+  _ctrl.reset();
+}
+
+nvme::Status SubmissionQueue::prepare(Request& req) {
+  req.dir = DataDir::none;
+  req.transfer_len = 0;
+  req.response_len = 0;
+  req.step = 0;
+  req.parked = false;
+  req.ns = nullptr;
+  req.cqe = nvme::Cqe{};
+  if (_sqsize) _sqhd = static_cast<uint16_t>((_sqhd + 1) % _sqsize);
+  if (req.sqe.fuse() != 0) return nvme::status::invalid_field.at(1);
+
+  nvme::Status st;
+  if (!_ctrl) {
+    st = is_connect(req) ? prepare_fabrics(*this, req) : nvme::status::command_sequence_error;
+  } else if (is_fabrics(req)) {
+    st = prepare_fabrics(*this, req);
+  } else if (!_ctrl->enabled()) {
+    st = nvme::status::command_sequence_error;
+  } else if (_qid == 0) {
+    st = _ctrl->subsystem().is_discovery() ? prepare_discovery(*this, req) : prepare_admin(*this, req);
+  } else {
+    st = prepare_nvm(*this, req);
+  }
+  if (!st.ok()) return st;
+  if (req.transfer_len > req.buf_cap) return nvme::status::invalid_field.at(48);
+  // The SGL must describe exactly the data the command implies.
+  if (req.sgl_len != req.transfer_len) return nvme::status::sgl_length_invalid.at(24);
+  return nvme::status::success;
+}
+
+void SubmissionQueue::execute(Request& req) {
+  _counters.commands.add();
+  if (is_fabrics(req)) return execute_fabrics(*this, req);
+  if (_qid != 0) return execute_nvm(*this, req);
+  if (_ctrl->subsystem().is_discovery()) return execute_discovery(*this, req);
+  execute_admin(*this, req);
+}
+
+void SubmissionQueue::fill_cqe(Request& req, nvme::Status st) {
+  req.status = st;
+  req.cqe.sqhd = _sqhd;
+  req.cqe.sqid = _qid;
+  req.cqe.cid = req.sqe.cid();
+  req.cqe.status = static_cast<uint16_t>(st.field() << 1);
+}
+
+void SubmissionQueue::complete(Request& req, nvme::Status st) {
+  if (!st.ok()) _counters.errors.add();
+  fill_cqe(req, st);
+  _transport.complete(req);
+}
+
+void SubmissionQueue::on_backend_done(backend::Io& io) {
+  nvm_backend_done(*this, *static_cast<Request*>(io.owner));
+}
+
+bool SubmissionQueue::park_aer(Request& req) {
+  for (auto& slot : _aers) {
+    if (!slot) {
+      slot = &req;
+      req.parked = true;
+      return true;
+    }
+  }
+  return false;
+}
+
+unsigned SubmissionQueue::parked() const {
+  unsigned n = 0;
+  for (auto* r : _aers) n += r != nullptr;
+  return n;
+}
+
+bool SubmissionQueue::poll_events() {
+  if (!_ctrl) return false;
+  if (_ctrl->dead()) return true;
+  if (_qid != 0) return false;
+  const uint32_t events = _ctrl->take_events();
+  if (!events) return false;
+  uint32_t undelivered = 0;
+  if (events & aen::ns_changed) {
+    Request* aer = nullptr;
+    for (auto& slot : _aers) {
+      if (slot) {
+        aer = slot;
+        slot = nullptr;
+        break;
+      }
+    }
+    if (!(_ctrl->async_event_config() & 0x100)) {
+      // Host disabled namespace attribute notices: drop the event.
+    } else if (aer) {
+      aer->parked = false;
+      aer->cqe.dw0 = nvme::aen_notice_ns_changed;
+      complete(*aer, nvme::status::success);
+    } else {
+      undelivered |= aen::ns_changed;
+    }
+  }
+  if (undelivered) _ctrl->defer_events(undelivered);
+  return false;
+}
+
+}  // namespace core

@@ -1,0 +1,76 @@
+#pragma once
+// The core's side of one NVMe queue pair: which controller it belongs to, SQ head, and the
+// command lifecycle prepare → execute → complete. Owned by the transport queue and used only
+// by the thread running its io_work.
+#include <array>
+#include <cstdint>
+#include <memory>
+
+#include "engine/core/controller.hpp"
+#include "engine/core/request.hpp"
+#include "engine/core/transport_queue.hpp"
+#include "engine/stats/counter.hpp"
+
+namespace core {
+
+class Target;
+
+struct QueueCounters {
+  stats::Counter commands, read_bytes, write_bytes, read_commands, write_commands, errors;
+};
+
+inline constexpr unsigned max_parked_aers = 4;  // AERL + 1
+
+class SubmissionQueue {
+ public:
+  SubmissionQueue(Target& target, TransportQueue& transport);
+  ~SubmissionQueue();
+  SubmissionQueue(const SubmissionQueue&) = delete;
+  SubmissionQueue& operator=(const SubmissionQueue&) = delete;
+
+  Target& target() const { return _target; }
+  TransportQueue& transport() const { return _transport; }
+  uint16_t qid() const { return _qid; }
+  uint16_t sqsize() const { return _sqsize; }
+  Controller* controller() const { return _ctrl.get(); }
+  bool connected() const { return _ctrl != nullptr; }
+  bool sq_flow_disabled() const { return _sqflow_disabled; }
+  const QueueCounters& counters() const { return _counters; }
+
+  // Step 1 (after the SQE arrived): pick the handler, compute direction and transfer length,
+  // check them against the SGL. A non-success status is completed by the caller through
+  // complete() once any in-capsule data has been consumed.
+  nvme::Status prepare(Request& req);
+  // Step 2 (data present): run the command. Completes now or when the backend is done.
+  void execute(Request& req);
+  // The one way a command ends.
+  void complete(Request& req, nvme::Status st);
+  // A backend Io reaped from the queue's IoContext.
+  void on_backend_done(backend::Io& io);
+  // Called on every io_work pass: delivers pending events to parked AERs. Returns true when
+  // the controller died (KATO, shutdown of the association) and the queue must close.
+  bool poll_events();
+  // Commands still owned by core (parked AERs): the transport must not free them.
+  unsigned parked() const;
+
+  // Used by the Connect handler.
+  void bind(std::shared_ptr<Controller> ctrl, uint16_t qid, uint16_t sqsize, bool sqflow_disabled);
+  void unbind();
+  QueueCounters& counters_mut() { return _counters; }
+  bool park_aer(Request& req);
+
+ private:
+  void fill_cqe(Request& req, nvme::Status st);
+
+  Target& _target;
+  TransportQueue& _transport;
+  std::shared_ptr<Controller> _ctrl;
+  uint16_t _qid = 0;
+  uint16_t _sqsize = 0;
+  uint16_t _sqhd = 0;
+  bool _sqflow_disabled = false;
+  QueueCounters _counters;
+  std::array<Request*, max_parked_aers> _aers{};
+};
+
+}  // namespace core

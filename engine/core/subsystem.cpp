@@ -1,0 +1,87 @@
+#include "engine/core/subsystem.hpp"
+
+#include <algorithm>
+
+#include "engine/core/controller.hpp"
+
+namespace core {
+
+// CNTLIDs 1..0xFFEF are valid for dynamic controllers.
+inline constexpr size_t max_controllers = 0xffef;
+
+Subsystem::Subsystem(std::string nqn, std::string serial, std::string model, bool allow_any_host,
+                     std::vector<std::string> hosts, bool discovery)
+    : _nqn(std::move(nqn)), _serial(std::move(serial)), _model(std::move(model)),
+      _allow_any_host(allow_any_host), _hosts(std::move(hosts)), _discovery(discovery) {}
+
+bool Subsystem::host_allowed(const std::string& hostnqn) const {
+  return _allow_any_host || std::find(_hosts.begin(), _hosts.end(), hostnqn) != _hosts.end();
+}
+
+std::vector<uint32_t> Subsystem::active_nsids() const {
+  std::vector<uint32_t> ids;
+  for (uint32_t i = 1; i <= max_nsid; ++i)
+    if (_ns[i].load(std::memory_order_acquire)) ids.push_back(i);
+  return ids;
+}
+
+bool Subsystem::add_namespace(std::unique_ptr<Namespace> ns) {
+  const uint32_t id = ns->nsid();
+  {
+    std::lock_guard lk(_mutex);
+    if (id < 1 || id > max_nsid || _ns[id].load()) return false;
+    _ns[id].store(ns.get(), std::memory_order_release);
+    _owned.push_back(std::move(ns));
+  }
+  notify_ns_changed(id);
+  return true;
+}
+
+bool Subsystem::remove_namespace(uint32_t nsid) {
+  {
+    std::lock_guard lk(_mutex);
+    if (nsid < 1 || nsid > max_nsid || !_ns[nsid].load()) return false;
+    // The object stays in _owned: commands in flight may still hold it.
+    _ns[nsid].store(nullptr, std::memory_order_release);
+  }
+  notify_ns_changed(nsid);
+  return true;
+}
+
+void Subsystem::notify_ns_changed(uint32_t nsid) {
+  for (auto& c : controllers()) c->raise_event(aen::ns_changed, nsid);
+}
+
+uint16_t Subsystem::register_controller(std::shared_ptr<Controller> c) {
+  std::lock_guard lk(_mutex);
+  for (size_t i = 0; i < _ctrls.size(); ++i) {
+    if (_ctrls[i].expired()) {
+      _ctrls[i] = c;
+      return static_cast<uint16_t>(i + 1);
+    }
+  }
+  if (_ctrls.size() >= max_controllers) return 0;
+  _ctrls.push_back(c);
+  return static_cast<uint16_t>(_ctrls.size());
+}
+
+void Subsystem::unregister_controller(uint16_t cntlid) {
+  std::lock_guard lk(_mutex);
+  if (cntlid >= 1 && cntlid <= _ctrls.size()) _ctrls[cntlid - 1].reset();
+}
+
+std::shared_ptr<Controller> Subsystem::find_controller(uint16_t cntlid) const {
+  std::lock_guard lk(_mutex);
+  if (cntlid < 1 || cntlid > _ctrls.size()) return nullptr;
+  return _ctrls[cntlid - 1].lock();
+}
+
+std::vector<std::shared_ptr<Controller>> Subsystem::controllers() const {
+  std::lock_guard lk(_mutex);
+  std::vector<std::shared_ptr<Controller>> out;
+  for (auto& w : _ctrls)
+    if (auto c = w.lock()) out.push_back(std::move(c));
+  return out;
+}
+
+}  // namespace core

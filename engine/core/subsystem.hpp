@@ -1,0 +1,61 @@
+#pragma once
+// An NVM subsystem: NQN, allowed hosts, namespaces, live controllers.
+// The namespace table is read on every I/O without locks: an array of atomic pointers indexed
+// by NSID. Removed namespaces are kept alive (retired list) until the subsystem dies, so an
+// in-flight command never sees a dangling pointer.
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "engine/core/namespace.hpp"
+
+namespace core {
+
+class Controller;
+
+inline constexpr uint32_t max_nsid = 1024;
+
+class Subsystem {
+ public:
+  Subsystem(std::string nqn, std::string serial, std::string model, bool allow_any_host,
+            std::vector<std::string> hosts, bool discovery);
+
+  const std::string& nqn() const { return _nqn; }
+  const std::string& serial() const { return _serial; }
+  const std::string& model() const { return _model; }
+  bool is_discovery() const { return _discovery; }
+  bool host_allowed(const std::string& hostnqn) const;
+
+  Namespace* ns(uint32_t nsid) const {
+    return nsid >= 1 && nsid <= max_nsid ? _ns[nsid].load(std::memory_order_acquire) : nullptr;
+  }
+  uint32_t nn() const { return max_nsid; }
+  // Active NSIDs in ascending order (control path).
+  std::vector<uint32_t> active_nsids() const;
+  bool add_namespace(std::unique_ptr<Namespace> ns);  // false if the NSID is taken
+  bool remove_namespace(uint32_t nsid);
+
+  // Controllers (control path: connect, disconnect, events).
+  uint16_t register_controller(std::shared_ptr<Controller> c);  // returns CNTLID, 0 = none free
+  void unregister_controller(uint16_t cntlid);
+  std::shared_ptr<Controller> find_controller(uint16_t cntlid) const;
+  std::vector<std::shared_ptr<Controller>> controllers() const;
+
+ private:
+  void notify_ns_changed(uint32_t nsid);
+
+  std::string _nqn, _serial, _model;
+  bool _allow_any_host;
+  std::vector<std::string> _hosts;
+  bool _discovery;
+  std::array<std::atomic<Namespace*>, max_nsid + 1> _ns{};
+  mutable std::mutex _mutex;  // guards everything below
+  std::vector<std::unique_ptr<Namespace>> _owned;    // live and retired namespaces
+  std::vector<std::weak_ptr<Controller>> _ctrls;     // index = cntlid - 1
+};
+
+}  // namespace core

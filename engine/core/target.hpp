@@ -1,0 +1,72 @@
+#pragma once
+// The set of subsystems and listeners one engine serves; what discovery reports.
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/core/subsystem.hpp"
+
+namespace core {
+
+struct ListenerAddress {
+  uint8_t trtype = 3;  // TCP
+  uint8_t adrfam = 1;  // IPv4
+  std::string traddr;
+  std::string trsvcid;
+  uint16_t portid = 0;
+};
+
+struct Limits {
+  uint32_t queue_depth = 128;   // MQES + 1
+  uint32_t max_io_queues = 64;
+  uint32_t mdts_bytes = 1 << 20;
+  uint32_t io_ccsz = 8192 + 64;  // command capsule size of I/O queues
+};
+
+struct TargetCounters {
+  std::atomic<uint64_t> connects{0};
+  std::atomic<uint64_t> disconnects{0};
+  std::atomic<uint32_t> controllers{0};
+};
+
+enum class EventLevel { info, warning, error };
+using EventLog = std::function<void(EventLevel, std::string_view)>;
+
+class Target {
+ public:
+  explicit Target(Limits limits);
+
+  const Limits& limits() const { return _limits; }
+  Subsystem& discovery() { return *_discovery; }
+  std::shared_ptr<Subsystem> find(std::string_view nqn) const;  // includes discovery
+  void add_subsystem(std::shared_ptr<Subsystem> s);
+  std::vector<std::shared_ptr<Subsystem>> subsystems() const;  // excluding discovery
+
+  void add_listener(ListenerAddress a);
+  std::vector<ListenerAddress> listeners() const;
+  uint64_t genctr() const { return _genctr.load(); }
+  void bump_genctr() { _genctr.fetch_add(1); }
+
+  TargetCounters& counters() { return _counters; }
+  void set_log(EventLog log) { _log = std::move(log); }
+  void log(EventLevel lvl, std::string_view msg) const {
+    if (_log) _log(lvl, msg);
+  }
+
+ private:
+  Limits _limits;
+  std::shared_ptr<Subsystem> _discovery;
+  mutable std::mutex _mutex;
+  std::vector<std::shared_ptr<Subsystem>> _subsystems;
+  std::vector<ListenerAddress> _listeners;
+  std::atomic<uint64_t> _genctr{1};
+  TargetCounters _counters;
+  EventLog _log;
+};
+
+}  // namespace core

@@ -1,0 +1,29 @@
+#pragma once
+// What core/ needs from the transport queue a SubmissionQueue belongs to (the shape of
+// nvmet_fabrics_ops): completion, the queue's backend context, cross-thread kick.
+// Grows only by appending methods with defaults (STYLE.md).
+#include <cstdint>
+
+namespace backend {
+class IoContext;
+}
+
+namespace core {
+
+struct Request;
+
+class TransportQueue {
+ public:
+  virtual ~TransportQueue() = default;
+  // Called once per command on the queue's own thread: send data and/or the response.
+  virtual void complete(Request& req) = 0;
+  virtual backend::IoContext& io_context() = 0;
+  // Thread-safe: run the queue's io_work soon (events for parked AERs, controller teardown).
+  virtual void kick() = 0;
+  // The largest in-capsule data this queue accepts (IOCCSZ for I/O queues).
+  virtual uint32_t in_capsule_size() const = 0;
+  // Connect-time facts for logs: "tcp 127.0.0.1:4420 <- 10.0.0.2:51234".
+  virtual const char* peer() const { return ""; }
+};
+
+}  // namespace core
