@@ -15,7 +15,7 @@ inline constexpr size_t sn = 4, mn = 24, fr = 64, rab = 72, cmic = 76, mdts = 77
                         ver = 80, oaes = 92, cntrltype = 111, acl = 258, aerl = 259, frmw = 260,
                         lpa = 261, elpe = 262, kas = 320, anatt = 342, anacap = 343,
                         anagrpmax = 344, nanagrpid = 348, sqes = 512, cqes = 513, maxcmd = 514,
-                        nn = 516, oncs = 520, vwc = 525, nvscc = 530, sgls = 536, subnqn = 768,
+                        nn = 516, oncs = 520, vwc = 525, nvscc = 530, sgls = 536, mnan = 540, subnqn = 768,
                         ioccsz = 1792, iorcsz = 1796, icdoff = 1800, fcatt = 1802, msdbd = 1803;
 }
 
@@ -79,6 +79,7 @@ void fill_identify_controller(const SubmissionQueue& sq, uint8_t* out) {
   put_le<uint32_t>(out, id_ctrl::anagrpmax, 1);
   put_le<uint32_t>(out, id_ctrl::nanagrpid, 1);
   put_le<uint32_t>(out, id_ctrl::nn, s.nn());
+  put_le<uint32_t>(out, id_ctrl::mnan, s.nn());  // hosts reject ANA reporting with MNAN 0
   put_le<uint16_t>(out, id_ctrl::oncs, oncs_compare | oncs_dsm | oncs_write_zeroes);
   out[id_ctrl::vwc] = 1;
   out[id_ctrl::nvscc] = 1;

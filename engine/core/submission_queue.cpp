@@ -34,6 +34,9 @@ void SubmissionQueue::unbind() {
   _ctrl->detach_queue(_qid);
   if (_qid == 0) {
     // The admin queue carries the association: without it the I/O queues must go too.
+    _target.log(EventLevel::info, "disconnect: " + _ctrl->hostnqn() + " from " +
+                                      _ctrl->subsystem().nqn() + " cntlid " +
+                                      std::to_string(_ctrl->cntlid()) + " (" + _transport.peer() + ")");
     _ctrl->fail("admin queue closed");
     _target.counters().disconnects.fetch_add(1);
   }

@@ -1,0 +1,200 @@
+// engine::Engine: builds the target from a Config and runs it.
+#include "engine/control/engine.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "engine/core/controller.hpp"
+#include "engine/core/target.hpp"
+#include "engine/exec/executor.hpp"
+#include "engine/tcp/listener.hpp"
+
+namespace engine {
+namespace {
+
+using control::ConfigError;
+
+inline constexpr auto housekeeping_period = std::chrono::milliseconds(100);
+
+core::Limits limits_of(const control::TcpConfig& t) {
+  core::Limits l;
+  l.queue_depth = t.queue_depth;
+  l.max_io_queues = t.max_io_queues;
+  l.mdts_bytes = t.mdts_bytes;
+  l.io_ccsz = t.in_capsule_data_size + nvme::sqe_size;
+  return l;
+}
+
+}  // namespace
+
+struct Engine::Impl {
+  control::Config cfg;
+  core::Target target;
+  std::unique_ptr<exec::Executor> executor;
+  std::unique_ptr<tcp::TcpTransport> transport;
+  std::vector<ListenerInfo> listeners;
+  std::mutex log_mutex;
+  LogSink log_sink;
+  std::thread housekeeper;
+  std::mutex hk_mutex;
+  std::condition_variable hk_cv;
+  bool hk_stop = false;
+  std::atomic<bool> running{false};
+
+  explicit Impl(control::Config c) : cfg(std::move(c)), target(limits_of(cfg.tcp)) {
+    target.set_log([this](core::EventLevel lvl, std::string_view msg) {
+      std::lock_guard lk(log_mutex);
+      if (log_sink) log_sink(static_cast<LogLevel>(lvl), msg);
+    });
+  }
+
+  std::unique_ptr<core::Namespace> open_namespace(const std::string& nqn, const control::NamespaceConfig& n,
+                                                  const std::string& path, std::vector<ConfigError>& errs) {
+    std::string err;
+    auto be = backend::open_backend(n.backend, err);
+    if (!be) {
+      errs.push_back({path, err});
+      return nullptr;
+    }
+    std::array<uint8_t, 16> uuid{};
+    if (n.uuid.empty()) uuid = core::derive_uuid(nqn, n.nsid);
+    else if (!core::parse_uuid(n.uuid, uuid)) errs.push_back({path + ".uuid", "not a UUID: " + n.uuid});
+    return std::make_unique<core::Namespace>(n.nsid, std::move(be), n.block_size, uuid);
+  }
+
+  void build_subsystems(std::vector<ConfigError>& errs) {
+    for (size_t i = 0; i < cfg.subsystems.size(); ++i) {
+      const auto& s = cfg.subsystems[i];
+      auto sub = std::make_shared<core::Subsystem>(s.nqn, s.serial, s.model, s.allow_any_host, s.hosts, false);
+      for (size_t j = 0; j < s.namespaces.size(); ++j) {
+        const std::string path = "$.subsystems[" + std::to_string(i) + "].namespaces[" + std::to_string(j) + "]";
+        if (auto ns = open_namespace(s.nqn, s.namespaces[j], path, errs)) sub->add_namespace(std::move(ns));
+      }
+      target.add_subsystem(std::move(sub));
+    }
+  }
+
+  void bind_listeners(std::vector<ConfigError>& errs) {
+    for (size_t i = 0; i < cfg.listeners.size(); ++i) {
+      const auto& l = cfg.listeners[i];
+      std::string err;
+      const uint16_t port = transport->listen(l.traddr, l.trsvcid, err);
+      if (!port) {
+        errs.push_back({"$.listeners[" + std::to_string(i) + "]", err});
+        continue;
+      }
+      listeners.push_back({l.trtype, l.traddr, port});
+      target.add_listener({3, 1, l.traddr, std::to_string(port), 0});
+    }
+  }
+
+  // Keep-alive: a controller whose host went silent for KATO is torn down.
+  void housekeeping() {
+    pthread_setname_np(pthread_self(), "nvmt-house");
+    std::unique_lock lk(hk_mutex);
+    while (!hk_cv.wait_for(lk, housekeeping_period, [this] { return hk_stop; })) {
+      const auto now = std::chrono::steady_clock::now();
+      auto subs = target.subsystems();
+      subs.push_back(target.find(nvme::discovery_nqn));
+      for (auto& s : subs)
+        for (auto& c : s->controllers())
+          if (!c->dead() && c->keep_alive_expired(now)) c->fail("keep-alive timeout");
+    }
+  }
+};
+
+Engine::Engine(control::Config cfg) : _impl(std::make_unique<Impl>(std::move(cfg))) {}
+
+Engine::~Engine() { stop(); }
+
+std::vector<ConfigError> Engine::start() {
+  auto& im = *_impl;
+  auto errs = control::validate(im.cfg);
+  if (!errs.empty()) return errs;
+  im.build_subsystems(errs);
+  if (!errs.empty()) return errs;
+  im.executor = exec::make_event_executor({im.cfg.exec.threads});
+  tcp::QueueLimits ql{im.cfg.tcp.queue_depth, im.cfg.tcp.in_capsule_data_size, im.cfg.tcp.maxh2cdata,
+                      im.cfg.tcp.mdts_bytes};
+  im.transport = std::make_unique<tcp::TcpTransport>(im.target, *im.executor, ql, tcp::Budgets{});
+  im.bind_listeners(errs);
+  if (!errs.empty()) {
+    im.transport.reset();
+    im.executor->stop();
+    return errs;
+  }
+  im.transport->start();
+  im.hk_stop = false;
+  im.housekeeper = std::thread([&im] { im.housekeeping(); });
+  im.running = true;
+  return {};
+}
+
+void Engine::stop() {
+  auto& im = *_impl;
+  if (!im.running.exchange(false)) return;
+  im.transport->stop_accepting();
+  im.executor->stop();  // retires (closes and frees) every queue
+  {
+    std::lock_guard lk(im.hk_mutex);
+    im.hk_stop = true;
+  }
+  im.hk_cv.notify_all();
+  im.housekeeper.join();
+}
+
+bool Engine::running() const { return _impl->running; }
+
+std::vector<ListenerInfo> Engine::listeners() const { return _impl->listeners; }
+
+const control::Config& Engine::config() const { return _impl->cfg; }
+
+EngineStats Engine::stats() const {
+  EngineStats s;
+  auto& im = *_impl;
+  if (im.transport) {
+    const auto t = im.transport->stats();
+    s.commands = t.commands;
+    s.read_bytes = t.read_bytes;
+    s.write_bytes = t.write_bytes;
+    s.pdus_rx = t.pdus_rx;
+    s.pdus_tx = t.pdus_tx;
+    s.protocol_errors = t.term_sent;
+    s.queues = t.queues;
+  }
+  auto& c = im.target.counters();
+  s.connects = c.connects.load();
+  s.disconnects = c.disconnects.load();
+  s.controllers = c.controllers.load();
+  return s;
+}
+
+std::optional<ConfigError> Engine::add_namespace(std::string_view subnqn, const control::NamespaceConfig& ns) {
+  auto& im = *_impl;
+  auto sub = im.target.find(subnqn);
+  if (!sub || sub->is_discovery()) return ConfigError{"subnqn", "no such subsystem: " + std::string(subnqn)};
+  if (ns.nsid < 1 || ns.nsid > core::max_nsid) return ConfigError{"nsid", "must be 1..1024"};
+  if (ns.block_size != 512 && ns.block_size != 4096) return ConfigError{"block_size", "must be 512 or 4096"};
+  std::vector<ConfigError> errs;
+  auto n = im.open_namespace(sub->nqn(), ns, "namespace", errs);
+  if (!errs.empty()) return errs.front();
+  if (!sub->add_namespace(std::move(n))) return ConfigError{"nsid", "NSID " + std::to_string(ns.nsid) + " is in use"};
+  return std::nullopt;
+}
+
+std::optional<ConfigError> Engine::remove_namespace(std::string_view subnqn, uint32_t nsid) {
+  auto sub = _impl->target.find(subnqn);
+  if (!sub || sub->is_discovery()) return ConfigError{"subnqn", "no such subsystem: " + std::string(subnqn)};
+  if (!sub->remove_namespace(nsid)) return ConfigError{"nsid", "no namespace " + std::to_string(nsid)};
+  return std::nullopt;
+}
+
+void Engine::set_log_sink(LogSink sink) {
+  std::lock_guard lk(_impl->log_mutex);
+  _impl->log_sink = std::move(sink);
+}
+
+}  // namespace engine

@@ -1,0 +1,146 @@
+#include "engine/tcp/listener.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "engine/core/target.hpp"
+
+namespace tcp {
+namespace {
+
+inline constexpr int listen_backlog = 128;
+
+std::string peer_name(const sockaddr_in& a) {
+  char buf[INET_ADDRSTRLEN] = {};
+  inet_ntop(AF_INET, &a.sin_addr, buf, sizeof buf);
+  return std::string(buf) + ":" + std::to_string(ntohs(a.sin_port));
+}
+
+}  // namespace
+
+TcpTransport::TcpTransport(core::Target& target, exec::Executor& executor, QueueLimits limits, Budgets budgets)
+    : _target(target), _executor(executor), _limits(limits), _budgets(budgets) {
+  _epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+  _stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = _stop_fd;
+  epoll_ctl(_epoll_fd, EPOLL_CTL_ADD, _stop_fd, &ev);
+}
+
+TcpTransport::~TcpTransport() {
+  stop_accepting();
+  for (int fd : _listen_fds) ::close(fd);
+  ::close(_epoll_fd);
+  ::close(_stop_fd);
+  std::lock_guard lk(_mutex);
+  for (auto* q : _queues) delete q;  // only if the executor was never stopped
+}
+
+uint16_t TcpTransport::listen(const std::string& traddr, const std::string& trsvcid, std::string& error) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(std::stoul(trsvcid)));
+  if (inet_pton(AF_INET, traddr.c_str(), &a.sin_addr) != 1) {
+    error = "not an IPv4 address: " + traddr;
+    return 0;
+  }
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  const int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, listen_backlog) != 0) {
+    error = "cannot listen on " + traddr + ":" + trsvcid + ": " + std::strerror(errno);
+    ::close(fd);
+    return 0;
+  }
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = fd;
+  epoll_ctl(_epoll_fd, EPOLL_CTL_ADD, fd, &ev);
+  _listen_fds.push_back(fd);
+  return ntohs(a.sin_port);
+}
+
+void TcpTransport::start() {
+  _thread = std::thread([this] { accept_loop(); });
+}
+
+void TcpTransport::stop_accepting() {
+  if (!_thread.joinable()) return;
+  const uint64_t one = 1;
+  [[maybe_unused]] auto n = ::write(_stop_fd, &one, sizeof one);
+  _thread.join();
+}
+
+void TcpTransport::accept_loop() {
+  pthread_setname_np(pthread_self(), "nvmt-accept");
+  std::array<epoll_event, 8> evs;
+  for (;;) {
+    const int n = epoll_wait(_epoll_fd, evs.data(), static_cast<int>(evs.size()), -1);
+    for (int i = 0; i < n; ++i) {
+      if (evs[i].data.fd == _stop_fd) return;
+      accept_one(evs[i].data.fd);
+    }
+  }
+}
+
+void TcpTransport::accept_one(int lfd) {
+  for (;;) {
+    sockaddr_in peer{};
+    socklen_t len = sizeof peer;
+    const int fd = accept4(lfd, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) return;
+    const int one = 1;
+    // Small PDUs (CapsuleResp, R2T) must leave at once: latency, not bandwidth.
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    auto* q = new TcpQueue(fd, peer_name(peer), _target, _executor, _limits, _budgets);
+    q->set_retire_hook([this](TcpQueue* dead) { on_retire(dead); });
+    {
+      std::lock_guard lk(_mutex);
+      _queues.insert(q);
+    }
+    _executor.attach(*q);
+  }
+}
+
+void TcpTransport::on_retire(TcpQueue* q) {
+  {
+    std::lock_guard lk(_mutex);
+    add_queue(_retired, *q);
+    _queues.erase(q);
+  }
+  delete q;
+}
+
+void TcpTransport::add_queue(TransportStats& s, const TcpQueue& q) {
+  const auto& c = q.counters();
+  s.pdus_rx += c.pdus_rx.get();
+  s.pdus_tx += c.pdus_tx.get();
+  s.bytes_rx += c.bytes_rx.get();
+  s.bytes_tx += c.bytes_tx.get();
+  s.term_sent += c.term_sent.get();
+  const auto& k = q.sq().counters();
+  s.commands += k.commands.get();
+  s.read_bytes += k.read_bytes.get();
+  s.write_bytes += k.write_bytes.get();
+}
+
+TransportStats TcpTransport::stats() const {
+  std::lock_guard lk(_mutex);
+  TransportStats s = _retired;
+  for (auto* q : _queues) add_queue(s, *q);
+  s.queues = static_cast<uint32_t>(_queues.size());
+  return s;
+}
+
+}  // namespace tcp

@@ -1,0 +1,111 @@
+// TcpQueue lifecycle, command slots, and the io_work loop.
+#include "engine/tcp/queue.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "engine/core/target.hpp"
+#include "engine/tcp/command.hpp"
+
+namespace tcp {
+namespace {
+
+inline constexpr size_t rx_buffer_size = 64 * 1024;
+
+}  // namespace
+
+TcpQueue::TcpQueue(int fd, std::string peer, core::Target& target, exec::Executor& executor,
+                   const QueueLimits& limits, const Budgets& budgets)
+    : _fd(fd), _peer(std::move(peer)), _target(target), _executor(executor), _limits(limits),
+      _budgets(budgets), _ioctx(limits.queue_depth), _sq(target, *this),
+      _cmds(new Command[limits.queue_depth]), _rxbuf(new uint8_t[rx_buffer_size]) {
+  const size_t slot = 2 * size_t{limits.mdts_bytes};  // data + scratch (Compare)
+  _data_len = slot * limits.queue_depth;
+  // Reserved address space: pages become resident only when a transfer touches them.
+  void* p = mmap(nullptr, _data_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  _data = p == MAP_FAILED ? nullptr : static_cast<uint8_t*>(p);
+  _free.reserve(limits.queue_depth);
+  for (uint32_t i = limits.queue_depth; i-- > 0;) {
+    Command& c = _cmds[i];
+    c.index = static_cast<uint16_t>(i);
+    c.req.sq = &_sq;
+    c.req.buf = _data ? _data + slot * i : nullptr;
+    c.req.buf_cap = _data ? limits.mdts_bytes : 0;
+    _free.push_back(static_cast<uint16_t>(i));
+  }
+  _state_count[static_cast<size_t>(CmdState::free)] = limits.queue_depth;
+  _tx.resize(2 * size_t{limits.queue_depth} + 4);
+}
+
+TcpQueue::~TcpQueue() {
+  if (_fd >= 0) ::close(_fd);
+  if (_data) munmap(_data, _data_len);
+}
+
+size_t TcpQueue::reserved_bytes() const {
+  return sizeof(*this) + sizeof(Command) * _limits.queue_depth + rx_buffer_size +
+         sizeof(TxItem) * _tx.size() + _data_len;
+}
+
+uint32_t TcpQueue::in_capsule_size() const {
+  if (!_sq.connected()) return std::max(admin_icd_size, _limits.io_icd_size);
+  return _sq.qid() == 0 ? admin_icd_size : _limits.io_icd_size;
+}
+
+TcpQueue::Command* TcpQueue::alloc_command() {
+  if (_free.empty()) return nullptr;
+  Command* c = &_cmds[_free.back()];
+  _free.pop_back();
+  c->digest_error = false;
+  c->h2c_next = 0;
+  c->early = nvme::status::success;
+  return c;
+}
+
+void TcpQueue::free_command(Command& c) {
+  set_state(c, CmdState::free);
+  _free.push_back(c.index);
+}
+
+void TcpQueue::set_state(Command& c, CmdState s) {
+  --_state_count[static_cast<size_t>(c.state)];
+  ++_state_count[static_cast<size_t>(s)];
+  c.state = s;
+}
+
+unsigned TcpQueue::reap(unsigned budget) {
+  if (_ioctx.inflight() == 0) return 0;
+  return _ioctx.reap(budget, [this](backend::Io& io) { _sq.on_backend_done(io); });
+}
+
+exec::Progress TcpQueue::io_work() {
+  if (!_closing && _sq.poll_events()) _closing = true;  // controller died (KATO, admin gone)
+  unsigned ops = 0;
+  bool progress = true;
+  while (progress && ops < _budgets.ops_per_pass) {
+    const unsigned rx = _closing ? 0 : rx_pass(_budgets.recv_pdus);
+    _ioctx.flush_submissions();
+    const unsigned done = reap(_budgets.reap_batch);
+    const unsigned tx = tx_pass(_budgets.send_pdus);
+    progress = rx + done + tx > 0;
+    ops += rx + done + tx;
+  }
+  if (!_ring_watched && _ioctx.notify_fd() >= 0) {
+    _ring_watched = true;
+    _executor.watch_fd(*this, _ioctx.notify_fd());
+  }
+  // A closing queue flushes what it can (the C2HTermReq) but never waits on a peer that
+  // stopped reading.
+  if (_closing && (_tx_count == 0 || _fd < 0 || !progress)) {
+    _sq.unbind();  // no kicks can reach this queue after this returns
+    return exec::Progress::closed;
+  }
+  const bool buffered = _rx_tail > _rx_head && !_closing;
+  return (progress || buffered) ? exec::Progress::more : exec::Progress::idle;
+}
+
+void TcpQueue::retire() {
+  if (_retire_hook) _retire_hook(this);
+}
+
+}  // namespace tcp

@@ -1,0 +1,169 @@
+#pragma once
+// One NVMe/TCP queue: a TCP connection carrying one SQ/CQ pair. Receives PDUs into
+// preallocated command slots, hands complete capsules to core/, sends R2T, C2HData and
+// CapsuleResp back. Everything here runs on the thread executing this queue's io_work
+// (one at a time), so nothing is locked and nothing is allocated per command.
+#include <sys/uio.h>
+
+#include <array>
+#include <functional>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/backend/io_context.hpp"
+#include "engine/core/submission_queue.hpp"
+#include "engine/exec/executor.hpp"
+#include "engine/stats/counter.hpp"
+#include "engine/tcp/codec.hpp"
+#include "engine/tcp/digest.hpp"
+
+namespace core {
+class Target;
+}
+
+namespace tcp {
+
+struct QueueLimits {
+  uint32_t queue_depth = 128;
+  uint32_t io_icd_size = 8192;   // in-capsule data accepted on I/O queues
+  uint32_t maxh2cdata = 128 * 1024;
+  uint32_t mdts_bytes = 1 << 20;
+};
+
+// Budgets of one io_work pass, named after nvmet-tcp's (recv 8, send 8, 64 ops).
+struct Budgets {
+  unsigned recv_pdus = 8;
+  unsigned send_pdus = 8;
+  unsigned ops_per_pass = 64;
+  unsigned reap_batch = 32;
+};
+
+inline constexpr uint32_t admin_icd_size = 8192;  // NVME_TCP_ADMIN_CCSZ: Connect and friends
+
+// Per-command state on the wire, changed only through TcpQueue::set_state.
+enum class CmdState : uint8_t { free, recv_icd, wait_h2c, executing, sending, count_ };
+
+struct QueueCounters {
+  stats::Counter pdus_rx, pdus_tx, bytes_rx, bytes_tx, term_sent;
+};
+
+class TcpQueue final : public exec::Task, public core::TransportQueue {
+ public:
+  TcpQueue(int fd, std::string peer, core::Target& target, exec::Executor& executor,
+           const QueueLimits& limits, const Budgets& budgets);
+  ~TcpQueue() override;
+
+  // exec::Task
+  exec::Progress io_work() override;
+  std::array<int, 2> fds() const override { return {_fd, _ioctx.notify_fd()}; }
+  void retire() override;
+
+  // core::TransportQueue
+  void complete(core::Request& req) override;
+  backend::IoContext& io_context() override { return _ioctx; }
+  void kick() override { _executor.schedule(*this); }
+  uint32_t in_capsule_size() const override;
+  const char* peer() const override { return _peer.c_str(); }
+
+  // Receive path without a socket (fuzzer, tests): processes bytes as if received.
+  // Returns false once the queue decided to close.
+  bool feed(std::span<const uint8_t> bytes);
+  bool closing() const { return _closing; }
+  const QueueCounters& counters() const { return _counters; }
+  const core::SubmissionQueue& sq() const { return _sq; }
+  // Called by the owner after retire(); the owner deletes the queue.
+  void set_retire_hook(std::function<void(TcpQueue*)> hook) { _retire_hook = std::move(hook); }
+  // Bytes this queue reserved (slots, buffers): stated in docs, checked in tests.
+  size_t reserved_bytes() const;
+
+ private:
+  struct Command;
+  enum class RxState : uint8_t { header, data, ddgst };
+  enum class TxKind : uint8_t { control, r2t, c2h, c2h_final, resp };
+  struct TxItem {
+    std::array<iovec, 3> iov;
+    uint8_t niov = 0;
+    TxKind kind = TxKind::control;
+    uint16_t cmd = 0;
+  };
+
+  // receive.cpp
+  unsigned rx_pass(unsigned budget);
+  std::span<uint8_t> rx_window();
+  void rx_commit(size_t n);
+  unsigned rx_process(unsigned budget);
+  bool rx_header();
+  void rx_data_done();
+  void on_pdu_header();
+  void on_icreq();
+  void on_capsule_cmd();
+  void on_h2c_data();
+  nvme::Status parse_sgl(Command& c);
+  void start_command(Command& c);
+  void fatal(Fes fes, uint32_t fei);
+
+  // send.cpp
+  unsigned tx_pass(unsigned budget);
+  void tx_push(const TxItem& item);
+  void tx_sent(const TxItem& item);
+  void queue_r2t(Command& c);
+  void queue_control(uint8_t* pdu, size_t len);
+
+  // queue.cpp
+  Command* alloc_command();
+  void free_command(Command& c);
+  void set_state(Command& c, CmdState s);
+  unsigned reap(unsigned budget);
+  Digests digests() const { return {_neg.hdgst, _neg.ddgst}; }
+
+  int _fd;
+  std::string _peer;
+  core::Target& _target;
+  exec::Executor& _executor;
+  QueueLimits _limits;
+  Budgets _budgets;
+  backend::IoContext _ioctx;
+  core::SubmissionQueue _sq;
+  Negotiated _neg;
+  uint8_t _hpda = 0;  // the host's required C2H data alignment
+  bool _closing = false;
+  bool _ring_watched = false;
+  std::function<void(TcpQueue*)> _retire_hook;
+  QueueCounters _counters;
+  std::array<uint64_t, static_cast<size_t>(CmdState::count_)> _state_count{};
+
+  // Command slots and their data buffers (one mapping, 2 x MDTS per slot, reserved not committed).
+  std::unique_ptr<Command[]> _cmds;
+  std::vector<uint16_t> _free;
+  uint8_t* _data = nullptr;
+  size_t _data_len = 0;
+
+  // Receive state.
+  RxState _rx = RxState::header;
+  std::unique_ptr<uint8_t[]> _rxbuf;
+  size_t _rx_head = 0, _rx_tail = 0;
+  std::array<uint8_t, max_hlen + digest_len> _hdr{};
+  uint32_t _hdr_have = 0;
+  uint32_t _hdr_valid = 0;  // bytes of the current header a TermReq may quote
+  CommonHeader _ch;
+  Framing _fr;
+  Command* _rx_cmd = nullptr;   // command receiving data, or nullptr (TermReq payload)
+  uint8_t* _rx_dst = nullptr;
+  uint32_t _rx_left = 0;        // data bytes still to come in this PDU
+  uint32_t _rx_pad = 0;         // padding bytes between header and data still to skip
+  uint32_t _rx_crc = crc32c_seed;
+  std::array<uint8_t, digest_len> _rx_ddgst{};
+  uint32_t _rx_ddgst_have = 0;
+  std::array<uint8_t, term_max_data> _term_scratch{};
+
+  // Send state: a ring of PDUs waiting for the socket.
+  std::vector<TxItem> _tx;
+  size_t _tx_head = 0, _tx_count = 0, _tx_off = 0;
+  std::array<uint8_t, ic_hlen> _icresp{};
+  std::array<uint8_t, term_max_plen> _term{};
+};
+
+}  // namespace tcp

@@ -1,0 +1,303 @@
+// NVMe/TCP receive path: bytes from the socket → PDUs → commands handed to core/.
+// Headers are parsed out of a staging buffer filled by large recv() calls; large data parts
+// are received straight into the command's buffer (no copy through the staging buffer).
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "engine/core/target.hpp"
+#include "engine/tcp/command.hpp"
+
+namespace tcp {
+namespace {
+
+inline constexpr size_t rx_buffer_size = 64 * 1024;
+// Below this many data bytes, copying out of the staging buffer beats another recv().
+inline constexpr uint32_t direct_recv_min = 4096;
+
+}  // namespace
+
+unsigned TcpQueue::rx_pass(unsigned budget) {
+  unsigned pdus = rx_process(budget);
+  while (pdus < budget && !_closing && _fd >= 0) {
+    const auto win = rx_window();
+    const ssize_t n = ::recv(_fd, win.data(), win.size(), MSG_DONTWAIT);
+    if (n > 0) {
+      _counters.bytes_rx.add(static_cast<uint64_t>(n));
+      rx_commit(static_cast<size_t>(n));
+      pdus += rx_process(budget - pdus);
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) break;
+    // 0: the host closed the connection; other errors: the connection is gone.
+    _closing = true;
+    _tx_count = 0;
+    break;
+  }
+  return pdus;
+}
+
+std::span<uint8_t> TcpQueue::rx_window() {
+  if (_rx == RxState::data && _rx_pad == 0 && _rx_head == _rx_tail && _rx_left >= direct_recv_min)
+    return {_rx_dst, _rx_left};
+  if (_rx_head == _rx_tail) _rx_head = _rx_tail = 0;
+  if (_rx_tail == rx_buffer_size || (_rx_head > rx_buffer_size / 2)) {
+    std::memmove(_rxbuf.get(), _rxbuf.get() + _rx_head, _rx_tail - _rx_head);
+    _rx_tail -= _rx_head;
+    _rx_head = 0;
+  }
+  return {_rxbuf.get() + _rx_tail, rx_buffer_size - _rx_tail};
+}
+
+void TcpQueue::rx_commit(size_t n) {
+  if (_rx == RxState::data && _rx_pad == 0 && _rx_head == _rx_tail && _rx_left >= direct_recv_min &&
+      n <= _rx_left) {
+    // Landed directly in the command buffer (see rx_window).
+    if (_fr.has_ddgst) _rx_crc = crc32c_update(_rx_crc, _rx_dst, n);
+    _rx_dst += n;
+    _rx_left -= static_cast<uint32_t>(n);
+    if (_rx_left == 0) {
+      if (_fr.has_ddgst) _rx = RxState::ddgst;
+      else rx_data_done();
+    }
+    return;
+  }
+  _rx_tail += n;
+}
+
+// Consumes staged bytes; returns the number of complete PDUs.
+unsigned TcpQueue::rx_process(unsigned budget) {
+  unsigned pdus = 0;
+  while (pdus < budget && !_closing && _rx_head < _rx_tail) {
+    const size_t avail = _rx_tail - _rx_head;
+    const uint8_t* src = _rxbuf.get() + _rx_head;
+    if (_rx == RxState::header) {
+      if (!rx_header()) break;
+      if (_rx == RxState::header) ++pdus;  // a PDU with no data part is complete
+      continue;
+    }
+    if (_rx == RxState::data) {
+      if (_rx_pad) {  // padding up to PDO
+        const size_t k = std::min<size_t>(_rx_pad, avail);
+        _rx_pad -= static_cast<uint32_t>(k);
+        _rx_head += k;
+        continue;
+      }
+      const size_t k = std::min<size_t>(_rx_left, avail);
+      std::memcpy(_rx_dst, src, k);
+      if (_fr.has_ddgst) _rx_crc = crc32c_update(_rx_crc, src, k);
+      _rx_dst += k;
+      _rx_left -= static_cast<uint32_t>(k);
+      _rx_head += k;
+      if (_rx_left == 0) {
+        if (_fr.has_ddgst) {
+          _rx = RxState::ddgst;
+        } else {
+          rx_data_done();
+          ++pdus;
+        }
+      }
+      continue;
+    }
+    // RxState::ddgst
+    const size_t k = std::min<size_t>(digest_len - _rx_ddgst_have, avail);
+    std::memcpy(_rx_ddgst.data() + _rx_ddgst_have, src, k);
+    _rx_ddgst_have += static_cast<uint32_t>(k);
+    _rx_head += k;
+    if (_rx_ddgst_have == digest_len) {
+      rx_data_done();
+      ++pdus;
+    }
+  }
+  return pdus;
+}
+
+// Gathers a whole header from the staging buffer; false if more bytes are needed.
+bool TcpQueue::rx_header() {
+  const size_t avail = _rx_tail - _rx_head;
+  const uint8_t* src = _rxbuf.get() + _rx_head;
+  if (_hdr_have < ch_len) {
+    const size_t k = std::min<size_t>(ch_len - _hdr_have, avail);
+    std::memcpy(_hdr.data() + _hdr_have, src, k);
+    _hdr_have += static_cast<uint32_t>(k);
+    _rx_head += k;
+    if (_hdr_have < ch_len) return false;
+    _ch = parse_common(std::span<const uint8_t, ch_len>(_hdr.data(), ch_len));
+    const auto r = check_common(_ch, Role::controller, _neg);
+    if (r.error) {
+      _hdr_valid = ch_len;
+      fatal(r.error->fes, r.error->fei);
+      return false;
+    }
+    _fr = r.framing;
+    return true;
+  }
+  const size_t k = std::min<size_t>(_fr.header_len - _hdr_have, avail);
+  std::memcpy(_hdr.data() + _hdr_have, src, k);
+  _hdr_have += static_cast<uint32_t>(k);
+  _rx_head += k;
+  if (_hdr_have < _fr.header_len) return false;
+  _hdr_valid = _ch.hlen;
+  if (_fr.has_hdgst && !header_digest_ok({_hdr.data(), _hdr_have}, _ch.hlen)) {
+    fatal(Fes::header_digest_error, 0);
+    return false;
+  }
+  _counters.pdus_rx.add();
+  _hdr_have = 0;
+  on_pdu_header();
+  return true;
+}
+
+void TcpQueue::on_pdu_header() {
+  _rx_cmd = nullptr;
+  _rx_crc = crc32c_seed;
+  _rx_ddgst_have = 0;
+  switch (_ch.type) {
+    case PduType::icreq: return on_icreq();
+    case PduType::capsule_cmd: return on_capsule_cmd();
+    case PduType::h2c_data: return on_h2c_data();
+    case PduType::h2c_term_req: {
+      const auto t = parse_term_req(_hdr);
+      _target.log(core::EventLevel::warning, std::string("H2CTermReq from ") + _peer + ": FES " +
+                                                 std::to_string(static_cast<int>(t.fes)) + " FEI " +
+                                                 std::to_string(t.fei));
+      _closing = true;
+      return;
+    }
+    default:  // check_common admits only the four types above
+      return fatal(Fes::invalid_header_field, field::type);
+  }
+}
+
+void TcpQueue::on_icreq() {
+  const IcReq r = parse_icreq(_hdr);
+  if (r.pfv != 0) return fatal(Fes::invalid_header_field, field::pfv);
+  if (r.hpda > 31) return fatal(Fes::invalid_header_field, field::hpda);
+  _neg.connected = true;
+  _neg.hdgst = r.hdgst;
+  _neg.ddgst = r.ddgst;
+  _neg.pda = 0;  // we ask for no extra alignment of H2C data (CPDA 0)
+  _hpda = r.hpda;
+  IcResp resp{0, 0, r.hdgst, r.ddgst, _limits.maxh2cdata};
+  queue_control(_icresp.data(), write_icresp(_icresp, resp));
+}
+
+nvme::Status TcpQueue::parse_sgl(Command& c) {
+  const nvme::Sqe& sqe = c.req.sqe;
+  const uint32_t len = sqe.sgl_length();
+  c.req.sgl_len = len;
+  if (_fr.data_len) {  // in-capsule data: a data block descriptor with offset 0
+    if (sqe.sgl_id() != nvme::sgl_data_block_offset) return nvme::status::sgl_type_invalid.at(39);
+    if (sqe.sgl_addr() != 0) return nvme::status::sgl_offset_invalid.at(24);
+    if (len != _fr.data_len) return nvme::status::sgl_length_invalid.at(32);
+    return nvme::status::success;
+  }
+  if (len == 0 || sqe.sgl_id() == nvme::sgl_transport_data_block) return nvme::status::success;
+  return nvme::status::sgl_type_invalid.at(39);
+}
+
+void TcpQueue::on_capsule_cmd() {
+  Command* c = alloc_command();
+  if (!c) return fatal(Fes::pdu_sequence_error, field::type);  // host exceeded SQ size
+  c->req.sqe = parse_capsule_cmd(_hdr);
+  if (_fr.data_len > in_capsule_size() || _fr.data_len > c->req.buf_cap) {
+    free_command(*c);
+    return fatal(Fes::data_transfer_limit_exceeded, field::plen);
+  }
+  nvme::Status st = parse_sgl(*c);
+  if (st.ok()) st = _sq.prepare(c->req);
+  if (st.ok() && _fr.data_len && c->req.dir != core::DataDir::host_to_controller)
+    st = nvme::status::sgl_type_invalid.at(39);
+  c->early = st;
+  if (_fr.data_len) {
+    set_state(*c, CmdState::recv_icd);
+    _rx_cmd = c;
+    _rx_dst = c->req.buf;
+    _rx_left = _fr.data_len;
+    _rx_pad = _fr.data_off - _fr.header_len;
+    _rx = RxState::data;
+    return;
+  }
+  start_command(*c);
+}
+
+// A command whose capsule (and in-capsule data) is complete: fail, ask for data, or run.
+void TcpQueue::start_command(Command& c) {
+  set_state(c, CmdState::executing);
+  if (!c.early.ok()) return _sq.complete(c.req, c.early);
+  if (c.digest_error) return _sq.complete(c.req, nvme::Status{nvme::Sct::generic, 0x22, false});
+  if (c.req.dir == core::DataDir::host_to_controller && c.h2c_next < c.req.transfer_len &&
+      !(c.req.sqe.sgl_id() == nvme::sgl_data_block_offset)) {
+    set_state(c, CmdState::wait_h2c);
+    return queue_r2t(c);
+  }
+  _sq.execute(c.req);
+}
+
+void TcpQueue::on_h2c_data() {
+  const DataHeader h = parse_data(_hdr);
+  if (h.ttag >= _limits.queue_depth || _cmds[h.ttag].state != CmdState::wait_h2c)
+    return fatal(Fes::invalid_header_field, field::ttag);
+  Command& c = _cmds[h.ttag];
+  if (h.cccid != c.req.sqe.cid()) return fatal(Fes::invalid_header_field, field::cccid);
+  if (h.datal != _fr.data_len) return fatal(Fes::invalid_header_field, field::datal);
+  if (h.datao != c.h2c_next) return fatal(Fes::data_out_of_range, field::datao);
+  if (uint64_t{h.datao} + h.datal > c.req.transfer_len) return fatal(Fes::data_out_of_range, field::datal);
+  if (h.datal > _limits.maxh2cdata) return fatal(Fes::data_transfer_limit_exceeded, field::datal);
+  _rx_cmd = &c;
+  _rx_dst = c.req.buf + h.datao;
+  _rx_left = h.datal;
+  _rx_pad = _fr.data_off - _fr.header_len;
+  _rx = RxState::data;
+}
+
+void TcpQueue::rx_data_done() {
+  _rx = RxState::header;
+  Command* c = _rx_cmd;
+  _rx_cmd = nullptr;
+  if (_fr.has_ddgst && crc32c_final(_rx_crc) != nvme::get_le<uint32_t>(_rx_ddgst.data(), 0)) {
+    // A data digest error spoils the command, not the connection: the framing is intact.
+    if (c) c->digest_error = true;
+  }
+  if (!c) return;
+  if (c->state == CmdState::recv_icd) {
+    c->h2c_next = c->req.transfer_len;
+    return start_command(*c);
+  }
+  c->h2c_next += _fr.data_len;
+  if (c->h2c_next < c->req.transfer_len) return;  // more H2CData PDUs to come
+  set_state(*c, CmdState::executing);
+  if (c->digest_error) return _sq.complete(c->req, nvme::Status{nvme::Sct::generic, 0x22, false});
+  _sq.execute(c->req);
+}
+
+void TcpQueue::fatal(Fes fes, uint32_t fei) {
+  if (_closing) return;
+  _closing = true;
+  _counters.term_sent.add();
+  const size_t n = std::min<size_t>(_hdr_valid, term_max_data);
+  _target.log(core::EventLevel::warning, std::string("protocol error from ") + _peer + ": FES " +
+                                             std::to_string(static_cast<int>(fes)) + " FEI " +
+                                             std::to_string(fei) + ", sending C2HTermReq");
+  queue_control(_term.data(), write_term_req(_term, PduType::c2h_term_req, TermReq{fes, fei}, {_hdr.data(), n}));
+}
+
+bool TcpQueue::feed(std::span<const uint8_t> bytes) {
+  while (!bytes.empty() && !_closing) {
+    auto win = rx_window();
+    const size_t n = std::min(win.size(), bytes.size());
+    std::memcpy(win.data(), bytes.data(), n);
+    bytes = bytes.subspan(n);
+    rx_commit(n);
+    while (rx_process(_budgets.recv_pdus) > 0 && !_closing) {
+    }
+    _ioctx.flush_submissions();
+    reap(_budgets.reap_batch);
+    tx_pass(~0u);
+  }
+  return !_closing;
+}
+
+}  // namespace tcp

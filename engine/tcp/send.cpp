@@ -1,0 +1,126 @@
+// NVMe/TCP send path: R2T, C2HData and CapsuleResp PDUs gathered into one sendmsg() per
+// pass. Headers live in the command slot; data is sent from the command's buffer (no copy).
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <climits>
+
+#include "engine/tcp/command.hpp"
+
+namespace tcp {
+namespace {
+
+inline constexpr size_t max_iov = 64;
+
+}  // namespace
+
+void TcpQueue::tx_push(const TxItem& item) {
+  // The ring holds 2 items per command plus ICResp and TermReq: it cannot overflow.
+  _tx[(_tx_head + _tx_count) % _tx.size()] = item;
+  ++_tx_count;
+}
+
+void TcpQueue::queue_control(uint8_t* pdu, size_t len) {
+  TxItem it;
+  it.iov[0] = {pdu, len};
+  it.niov = 1;
+  it.kind = TxKind::control;
+  tx_push(it);
+}
+
+void TcpQueue::queue_r2t(Command& c) {
+  R2t r{c.req.sqe.cid(), c.index, c.h2c_next, c.req.transfer_len - c.h2c_next};
+  TxItem it;
+  it.iov[0] = {c.r2t_hdr.data(), write_r2t(c.r2t_hdr, r, digests())};
+  it.niov = 1;
+  it.kind = TxKind::r2t;
+  it.cmd = c.index;
+  tx_push(it);
+}
+
+// core/ finished a command: data first (reads, Identify, log pages), then the response,
+// which the SUCCESS flag lets us omit when the host disabled SQ flow control.
+void TcpQueue::complete(core::Request& req) {
+  // req is always the first member of a slot of this queue (set up in the constructor).
+  static_assert(offsetof(Command, req) == 0);
+  Command& cmd = *reinterpret_cast<Command*>(&req);
+  set_state(cmd, CmdState::sending);
+  const bool ok = req.status.ok();
+  const bool data = ok && req.dir == core::DataDir::controller_to_host && req.response_len > 0;
+  const bool success_flag = data && _sq.sq_flow_disabled();
+  if (data) {
+    const uint8_t flags = flag::last_pdu | (success_flag ? flag::success : 0);
+    DataHeader h{req.sqe.cid(), 0, 0, req.response_len};
+    TxItem it;
+    it.iov[0] = {cmd.c2h_hdr.data(), write_c2h_data(cmd.c2h_hdr, h, flags, digests(), _hpda)};
+    it.iov[1] = {req.buf, req.response_len};
+    it.niov = 2;
+    if (_neg.ddgst) {
+      nvme::put_le<uint32_t>(cmd.ddgst.data(), 0, crc32c(req.buf, req.response_len));
+      it.iov[2] = {cmd.ddgst.data(), digest_len};
+      it.niov = 3;
+    }
+    it.kind = success_flag ? TxKind::c2h_final : TxKind::c2h;
+    it.cmd = cmd.index;
+    tx_push(it);
+    if (success_flag) return;
+  }
+  TxItem it;
+  it.iov[0] = {cmd.resp_hdr.data(), write_capsule_resp(cmd.resp_hdr, req.cqe, digests())};
+  it.niov = 1;
+  it.kind = TxKind::resp;
+  it.cmd = cmd.index;
+  tx_push(it);
+}
+
+void TcpQueue::tx_sent(const TxItem& item) {
+  _counters.pdus_tx.add();
+  if (item.kind == TxKind::resp || item.kind == TxKind::c2h_final) free_command(_cmds[item.cmd]);
+}
+
+// Sends up to budget PDUs in one sendmsg(); returns the PDUs fully sent.
+unsigned TcpQueue::tx_pass(unsigned budget) {
+  if (_tx_count == 0 || _fd < 0) return 0;
+  std::array<iovec, max_iov> iov;
+  size_t niov = 0, items = 0;
+  for (; items < _tx_count && items < budget; ++items) {
+    const TxItem& it = _tx[(_tx_head + items) % _tx.size()];
+    if (niov + it.niov > max_iov) break;
+    for (uint8_t k = 0; k < it.niov; ++k) iov[niov++] = it.iov[k];
+  }
+  // Skip what a previous partial send already wrote.
+  size_t skip = _tx_off, first = 0;
+  while (skip >= iov[first].iov_len) skip -= iov[first++].iov_len;
+  iov[first].iov_base = static_cast<uint8_t*>(iov[first].iov_base) + skip;
+  iov[first].iov_len -= skip;
+
+  msghdr msg{};
+  msg.msg_iov = iov.data() + first;
+  msg.msg_iovlen = niov - first;
+  const ssize_t n = ::sendmsg(_fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+  if (n < 0) {
+    if (errno != EAGAIN && errno != EINTR) {
+      _closing = true;
+      _tx_count = 0;  // the peer is gone: nothing more can be delivered
+    }
+    return 0;
+  }
+  _counters.bytes_tx.add(static_cast<uint64_t>(n));
+  size_t left = static_cast<size_t>(n) + _tx_off;
+  unsigned done = 0;
+  while (_tx_count > 0) {
+    const TxItem it = _tx[_tx_head];
+    size_t len = 0;
+    for (uint8_t k = 0; k < it.niov; ++k) len += it.iov[k].iov_len;
+    if (left < len) break;
+    left -= len;
+    _tx_head = (_tx_head + 1) % _tx.size();
+    --_tx_count;
+    ++done;
+    tx_sent(it);
+  }
+  _tx_off = left;
+  return done;
+}
+
+}  // namespace tcp
