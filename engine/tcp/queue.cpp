@@ -14,23 +14,29 @@ inline constexpr size_t rx_buffer_size = 64 * 1024;
 
 }  // namespace
 
+TcpQueue::Slab::Slab(size_t bytes) : len(bytes) {
+  void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  base = p == MAP_FAILED ? nullptr : static_cast<uint8_t*>(p);
+}
+
+TcpQueue::Slab::~Slab() {
+  if (base) munmap(base, len);
+}
+
 TcpQueue::TcpQueue(int fd, std::string peer, core::Target& target, exec::Executor& executor,
                    const QueueLimits& limits, const Budgets& budgets)
     : _fd(fd), _peer(std::move(peer)), _target(target), _executor(executor), _limits(limits),
-      _budgets(budgets), _ioctx(limits.queue_depth), _sq(target, *this),
-      _cmds(new Command[limits.queue_depth]), _rxbuf(new uint8_t[rx_buffer_size]) {
-  const size_t slot = 2 * size_t{limits.mdts_bytes};  // data + scratch (Compare)
-  _data_len = slot * limits.queue_depth;
-  // Reserved address space: pages become resident only when a transfer touches them.
-  void* p = mmap(nullptr, _data_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  _data = p == MAP_FAILED ? nullptr : static_cast<uint8_t*>(p);
+      _budgets(budgets), _slab(2 * size_t{limits.mdts_bytes} * limits.queue_depth),
+      _ioctx(limits.queue_depth), _sq(target, *this), _cmds(new Command[limits.queue_depth]),
+      _rxbuf(new uint8_t[rx_buffer_size]) {
+  const size_t slot = 2 * size_t{limits.mdts_bytes};
   _free.reserve(limits.queue_depth);
   for (uint32_t i = limits.queue_depth; i-- > 0;) {
     Command& c = _cmds[i];
     c.index = static_cast<uint16_t>(i);
     c.req.sq = &_sq;
-    c.req.buf = _data ? _data + slot * i : nullptr;
-    c.req.buf_cap = _data ? limits.mdts_bytes : 0;
+    c.req.buf = _slab.base ? _slab.base + slot * i : nullptr;
+    c.req.buf_cap = _slab.base ? limits.mdts_bytes : 0;
     _free.push_back(static_cast<uint16_t>(i));
   }
   _state_count[static_cast<size_t>(CmdState::free)] = limits.queue_depth;
@@ -39,12 +45,11 @@ TcpQueue::TcpQueue(int fd, std::string peer, core::Target& target, exec::Executo
 
 TcpQueue::~TcpQueue() {
   if (_fd >= 0) ::close(_fd);
-  if (_data) munmap(_data, _data_len);
 }
 
 size_t TcpQueue::reserved_bytes() const {
   return sizeof(*this) + sizeof(Command) * _limits.queue_depth + rx_buffer_size +
-         sizeof(TxItem) * _tx.size() + _data_len;
+         sizeof(TxItem) * _tx.size() + _slab.len;
 }
 
 uint32_t TcpQueue::in_capsule_size() const {

@@ -125,6 +125,17 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   exec::Executor& _executor;
   QueueLimits _limits;
   Budgets _budgets;
+  // Command data buffers: one mapping, 2 x MDTS per slot (data + Compare scratch), reserved
+  // but committed only where transfers touch it. Declared before _ioctx so it outlives any
+  // backend I/O still in flight when the queue is destroyed.
+  struct Slab {
+    uint8_t* base = nullptr;
+    size_t len = 0;
+    explicit Slab(size_t bytes);
+    ~Slab();
+    Slab(const Slab&) = delete;
+    Slab& operator=(const Slab&) = delete;
+  } _slab;
   backend::IoContext _ioctx;
   core::SubmissionQueue _sq;
   Negotiated _neg;
@@ -135,11 +146,9 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   QueueCounters _counters;
   std::array<uint64_t, static_cast<size_t>(CmdState::count_)> _state_count{};
 
-  // Command slots and their data buffers (one mapping, 2 x MDTS per slot, reserved not committed).
+  // Command slots (the Io inside each is what in-flight backend operations point at).
   std::unique_ptr<Command[]> _cmds;
   std::vector<uint16_t> _free;
-  uint8_t* _data = nullptr;
-  size_t _data_len = 0;
 
   // Receive state.
   RxState _rx = RxState::header;
