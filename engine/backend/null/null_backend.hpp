@@ -1,0 +1,26 @@
+#pragma once
+// The null backend: every operation succeeds at once and no data is stored. It measures the
+// engine and the transport without any medium behind them (like the kernel's null_blk).
+#include <memory>
+#include <string>
+
+#include "engine/backend/backend.hpp"
+
+namespace backend {
+
+class NullBackend final : public Backend {
+ public:
+  explicit NullBackend(uint64_t size_bytes) : _size_bytes(size_bytes) {}
+  std::string_view kind() const override { return "null"; }
+  uint64_t size_bytes() const override { return _size_bytes; }
+  bool submit(IoContext& ctx, Io& io) override;
+
+ private:
+  uint64_t _size_bytes;
+};
+
+// Requires spec.size_bytes to be a positive multiple of 4096. On failure returns nullptr and
+// sets error.
+std::unique_ptr<Backend> open_null_backend(const BackendSpec& spec, std::string& error);
+
+}  // namespace backend

@@ -1,0 +1,83 @@
+#include "engine/backend/ram/ram_backend.hpp"
+
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+namespace backend {
+
+namespace {
+
+constexpr uint64_t page_size = 4096;
+
+// The core checks LBA ranges before an Io exists; this is defence against memory corruption.
+bool in_range(const Io& io, uint64_t size) {
+  return io.offset <= size && io.length <= size - io.offset;
+}
+
+}  // namespace
+
+RamBackend::~RamBackend() { munmap(_memory, _size_bytes); }
+
+bool RamBackend::submit(IoContext&, Io& io) {
+  bool ranged = io.op != IoOp::flush;
+  if (ranged && !in_range(io, _size_bytes)) {
+    io.result = -ERANGE;
+    return true;
+  }
+  switch (io.op) {
+    case IoOp::read:
+      std::memcpy(io.buf, _memory + io.offset, io.length);
+      break;
+    case IoOp::write:
+      std::memcpy(_memory + io.offset, io.buf, io.length);
+      break;
+    case IoOp::flush:
+      break;  // nothing volatile to write back
+    case IoOp::write_zeroes:
+    case IoOp::discard:
+      zero_range(io.offset, io.length);
+      break;
+  }
+  io.result = 0;
+  return true;
+}
+
+// Whole pages are dropped with MADV_DONTNEED: on a private anonymous mapping they read back
+// as zeroes and stop costing memory. Only the unaligned head and tail are cleared by hand.
+void RamBackend::zero_range(uint64_t offset, uint64_t length) {
+  uint64_t end = offset + length;
+  uint64_t first_page = (offset + page_size - 1) / page_size * page_size;
+  uint64_t last_page = end / page_size * page_size;
+  if (first_page >= last_page ||
+      madvise(_memory + first_page, last_page - first_page, MADV_DONTNEED) != 0) {
+    std::memset(_memory + offset, 0, length);
+    return;
+  }
+  std::memset(_memory + offset, 0, first_page - offset);
+  std::memset(_memory + last_page, 0, end - last_page);
+}
+
+std::unique_ptr<Backend> open_ram_backend(const BackendSpec& spec, std::string& error) {
+  if (spec.size_bytes == 0 || spec.size_bytes % page_size != 0) {
+    error = "ram backend: size must be a positive multiple of 4096";
+    return nullptr;
+  }
+  void* memory = mmap(nullptr, spec.size_bytes, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (memory == MAP_FAILED) {
+    error = "ram backend: cannot map " + std::to_string(spec.size_bytes) +
+            " bytes: " + std::generic_category().message(errno);
+    return nullptr;
+  }
+  return std::make_unique<RamBackend>(static_cast<uint8_t*>(memory), spec.size_bytes);
+}
+
+std::span<uint8_t> ram_backend_memory(Backend& backend) {
+  auto* ram = dynamic_cast<RamBackend*>(&backend);
+  return ram != nullptr ? ram->memory() : std::span<uint8_t>{};
+}
+
+}  // namespace backend

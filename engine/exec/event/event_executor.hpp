@@ -1,0 +1,55 @@
+#pragma once
+// The "event" execution model: N worker threads, each with its own epoll set and an eventfd for
+// cross-thread wake-ups. Queues are spread round-robin at attach and stay on their worker; a
+// pass that hits its budget (Progress::more) re-runs on the same worker before it blocks again.
+// Data path (io_work, schedule, watch_fd): no lock and no allocation. attach/stop: control path.
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "engine/exec/executor.hpp"
+
+namespace exec {
+
+namespace event {
+class Worker;
+}
+
+class EventExecutor final : public Executor {
+ public:
+  // Starts cfg.threads workers (0 = hardware_concurrency). Throws std::system_error when an
+  // epoll set, an eventfd or a thread cannot be created.
+  explicit EventExecutor(const EventExecutorConfig& cfg);
+  ~EventExecutor() override;  // stop()
+  EventExecutor(const EventExecutor&) = delete;
+  EventExecutor& operator=(const EventExecutor&) = delete;
+
+  std::string name() const override { return "event"; }
+  // Any thread. The task runs once on its worker soon after. After stop(), the task is retired
+  // at once on the calling thread.
+  void attach(Task& task) override;
+  // Any thread; at most one pending run per task (task.exec_scheduled).
+  void schedule(Task& task) override;
+  // Only from inside task.io_work() on its worker. The task runs once more afterwards, since an
+  // edge may have passed before the fd was added.
+  void watch_fd(Task& task, int fd) override;
+  // Any thread except a worker of this executor. Retires every attached task, joins workers.
+  void stop() override;
+
+  unsigned worker_count() const { return static_cast<unsigned>(_workers.size()); }
+  // One entry per worker, read with relaxed loads (a live, not a consistent, snapshot).
+  std::vector<ExecStats> stats() const;
+  // epoll_wait calls per worker (ExecStats has no field for it yet).
+  std::vector<uint64_t> epoll_waits() const;
+
+ private:
+  std::vector<std::unique_ptr<event::Worker>> _workers;
+  std::atomic<unsigned> _next_worker{0};
+  std::mutex _stop_mu;
+  bool _stopped = false;
+};
+
+}  // namespace exec

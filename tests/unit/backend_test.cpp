@@ -1,0 +1,747 @@
+// Block backends against real memory, real files, real io_uring and (when the machine allows)
+// a real loop block device.
+#include "engine/backend/backend.hpp"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <linux/loop.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/backend/file/uring_file_backend.hpp"
+#include "engine/backend/io_context.hpp"
+#include "engine/backend/ram/ram_backend.hpp"
+#include "engine/nvme/status.hpp"
+
+namespace {
+
+using backend::Backend;
+using backend::BackendSpec;
+using backend::Io;
+using backend::IoContext;
+using backend::IoOp;
+
+constexpr unsigned ring_entries = 128;
+constexpr uint32_t block = 4096;
+constexpr uint64_t file_size = 1 << 20;
+constexpr int poll_timeout_ms = 5000;
+
+// --- helpers -----------------------------------------------------------------------------------
+
+struct FreeDeleter {
+  void operator()(uint8_t* p) const { std::free(p); }
+};
+using Buffer = std::unique_ptr<uint8_t[], FreeDeleter>;
+
+// Page-aligned, as O_DIRECT needs; zero-filled.
+Buffer make_buffer(size_t n) {
+  size_t rounded = (n + block - 1) / block * block;
+  auto* p = static_cast<uint8_t*>(std::aligned_alloc(block, rounded));
+  std::memset(p, 0, rounded);
+  return Buffer(p);
+}
+
+void fill(uint8_t* p, size_t n, uint32_t seed) {
+  for (size_t i = 0; i < n; ++i) p[i] = static_cast<uint8_t>(seed * 131 + i * 7 + (i >> 12));
+}
+
+bool all_zero(const uint8_t* p, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    if (p[i] != 0) return false;
+  return true;
+}
+
+Io make_io(IoOp op, uint64_t offset, uint32_t length, uint8_t* buf = nullptr, bool fua = false) {
+  Io io;
+  io.op = op;
+  io.offset = offset;
+  io.length = length;
+  io.buf = buf;
+  io.fua = fua;
+  io.result = 1;  // neither success nor an errno: proves the backend set it
+  return io;
+}
+
+// Waits on notify_fd() with poll(2), as an epoll-driven executor would, reaping until n
+// completions arrived or the wait timed out.
+unsigned reap_all(IoContext& ctx, unsigned n, const std::function<void(Io&)>& done = {}) {
+  unsigned reaped = 0;
+  while (reaped < n) {
+    pollfd p{ctx.notify_fd(), POLLIN, 0};
+    int ready = poll(&p, 1, poll_timeout_ms);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) break;
+    reaped += ctx.reap(n - reaped, [&](Io& io) {
+      if (done) done(io);
+    });
+  }
+  return reaped;
+}
+
+// Runs one Io to completion, whichever way the backend completes it.
+int run(Backend& b, IoContext& ctx, Io& io) {
+  if (b.submit(ctx, io)) return io.result;
+  ctx.flush_submissions();
+  EXPECT_EQ(reap_all(ctx, 1), 1u);
+  return io.result;
+}
+
+class TempDir {
+ public:
+  explicit TempDir(const std::string& base) {
+    std::string tmpl = base + "/nvmetune-backend-XXXXXX";
+    if (mkdtemp(tmpl.data()) != nullptr) _path = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    if (!_path.empty()) std::filesystem::remove_all(_path, ec);
+  }
+  const std::string& path() const { return _path; }
+
+ private:
+  std::string _path;
+};
+
+BackendSpec file_spec(const std::string& path, bool direct, uint64_t size = file_size) {
+  BackendSpec spec;
+  spec.kind = "file";
+  spec.path = path;
+  spec.size_bytes = size;
+  spec.create = true;
+  spec.direct = direct;
+  return spec;
+}
+
+std::unique_ptr<backend::UringFileBackend> open_file(const BackendSpec& spec) {
+  std::string error;
+  auto b = backend::open_file_backend(spec, error);
+  EXPECT_NE(b, nullptr) << error;
+  return b;
+}
+
+// --- factory -----------------------------------------------------------------------------------
+
+TEST(BackendFactory, OpensEachKindByName) {
+  std::string error;
+  TempDir dir("/tmp");
+  for (const char* kind : {"null", "ram", "file"}) {
+    BackendSpec spec = file_spec(dir.path() + "/ns", true, 64 * block);
+    spec.kind = kind;
+    auto b = backend::open_backend(spec, error);
+    ASSERT_NE(b, nullptr) << kind << ": " << error;
+    EXPECT_EQ(b->kind(), kind);
+    EXPECT_EQ(b->size_bytes(), 64 * block);
+  }
+}
+
+TEST(BackendFactory, ReportsClearErrors) {
+  auto error_of = [](BackendSpec spec) {
+    std::string error;
+    EXPECT_EQ(backend::open_backend(spec, error), nullptr);
+    return error;
+  };
+  BackendSpec spec;
+  spec.kind = "tape";
+  EXPECT_EQ(error_of(spec), "unknown backend kind \"tape\" (expected null, ram or file)");
+  spec.kind = "ram";
+  spec.size_bytes = 1000;
+  EXPECT_EQ(error_of(spec), "ram backend: size must be a positive multiple of 4096");
+  spec.size_bytes = 0;
+  EXPECT_EQ(error_of(spec), "ram backend: size must be a positive multiple of 4096");
+  spec.kind = "null";
+  EXPECT_EQ(error_of(spec), "null backend: size must be a positive multiple of 4096");
+  spec.kind = "file";
+  EXPECT_EQ(error_of(spec), "file backend: no path given");
+  spec.path = "/nonexistent-nvmetune/ns.img";
+  EXPECT_EQ(error_of(spec),
+            "file backend: cannot open /nonexistent-nvmetune/ns.img: No such file or directory");
+  spec.path = "/tmp";
+  EXPECT_EQ(error_of(spec), "file backend: cannot open /tmp: Is a directory");
+}
+
+TEST(BackendFactory, FileSizeRules) {
+  TempDir dir("/tmp");
+  std::string error;
+  BackendSpec spec = file_spec(dir.path() + "/ns", true, 0);
+  EXPECT_EQ(backend::open_backend(spec, error), nullptr);  // created empty, no size given
+  EXPECT_EQ(error, "file backend: " + spec.path + " is empty (give a size to create it)");
+
+  spec.size_bytes = 16 * block;
+  ASSERT_NE(backend::open_backend(spec, error), nullptr) << error;
+  EXPECT_EQ(std::filesystem::file_size(spec.path), 16 * block);
+
+  spec.create = false;
+  spec.size_bytes = 0;  // 0 = the file's size
+  auto whole = backend::open_backend(spec, error);
+  ASSERT_NE(whole, nullptr) << error;
+  EXPECT_EQ(whole->size_bytes(), 16 * block);
+
+  spec.size_bytes = 8 * block;  // a namespace may use the first part of a file
+  auto part = backend::open_backend(spec, error);
+  ASSERT_NE(part, nullptr) << error;
+  EXPECT_EQ(part->size_bytes(), 8 * block);
+
+  spec.size_bytes = 32 * block;  // but not more than there is, unless asked to create
+  EXPECT_EQ(backend::open_backend(spec, error), nullptr);
+  EXPECT_EQ(error,
+            "file backend: " + spec.path + " has 65536 bytes, fewer than the requested 131072");
+}
+
+// --- null --------------------------------------------------------------------------------------
+
+TEST(NullBackend, CompletesSynchronouslyWithoutTouchingData) {
+  BackendSpec spec;
+  spec.kind = "null";
+  spec.size_bytes = 1 << 30;
+  std::string error;
+  auto b = backend::open_backend(spec, error);
+  ASSERT_NE(b, nullptr) << error;
+  EXPECT_FALSE(b->volatile_cache());
+  IoContext ctx(ring_entries);
+  auto buf = make_buffer(block);
+  fill(buf.get(), block, 3);
+  for (IoOp op : {IoOp::read, IoOp::write, IoOp::flush, IoOp::write_zeroes, IoOp::discard}) {
+    Io io = make_io(op, 0, block, buf.get());
+    EXPECT_TRUE(b->submit(ctx, io));
+    EXPECT_EQ(io.result, 0);
+  }
+  // Documented choice: a null read leaves the buffer as it was (no memset per read).
+  auto expect = make_buffer(block);
+  fill(expect.get(), block, 3);
+  EXPECT_EQ(std::memcmp(buf.get(), expect.get(), block), 0);
+  EXPECT_EQ(ctx.notify_fd(), -1);  // never needed a ring
+}
+
+// --- ram ---------------------------------------------------------------------------------------
+
+class RamBackendTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    BackendSpec spec;
+    spec.kind = "ram";
+    spec.size_bytes = size;
+    std::string error;
+    ram = backend::open_backend(spec, error);
+    ASSERT_NE(ram, nullptr) << error;
+  }
+  static constexpr uint64_t size = 1ull << 30;  // costs memory only where written
+  std::unique_ptr<Backend> ram;
+  IoContext ctx{ring_entries};
+};
+
+TEST_F(RamBackendTest, WriteThenReadBack) {
+  auto out = make_buffer(8 * block), in = make_buffer(8 * block);
+  fill(out.get(), 8 * block, 7);
+  Io w = make_io(IoOp::write, size - 8 * block, 8 * block, out.get());
+  EXPECT_TRUE(ram->submit(ctx, w));
+  EXPECT_EQ(w.result, 0);
+  Io r = make_io(IoOp::read, size - 8 * block, 8 * block, in.get());
+  EXPECT_TRUE(ram->submit(ctx, r));
+  EXPECT_EQ(r.result, 0);
+  EXPECT_EQ(std::memcmp(out.get(), in.get(), 8 * block), 0);
+}
+
+// Unaligned head and tail, whole pages in between: both the memset and madvise paths.
+TEST_F(RamBackendTest, WriteZeroesAndDiscardReadBackZeroes) {
+  for (IoOp op : {IoOp::write_zeroes, IoOp::discard}) {
+    auto out = make_buffer(16 * block), in = make_buffer(16 * block);
+    fill(out.get(), 16 * block, 11);
+    Io w = make_io(IoOp::write, 0, 16 * block, out.get());
+    ASSERT_EQ(run(*ram, ctx, w), 0);
+    Io z = make_io(op, 512, 10 * block);
+    ASSERT_EQ(run(*ram, ctx, z), 0);
+    Io r = make_io(IoOp::read, 0, 16 * block, in.get());
+    ASSERT_EQ(run(*ram, ctx, r), 0);
+    EXPECT_EQ(std::memcmp(in.get(), out.get(), 512), 0);
+    EXPECT_TRUE(all_zero(in.get() + 512, 10 * block));
+    size_t tail = 512 + 10 * block;
+    EXPECT_EQ(std::memcmp(in.get() + tail, out.get() + tail, 16 * block - tail), 0);
+  }
+}
+
+TEST_F(RamBackendTest, OutOfRangeIsAnError) {
+  auto buf = make_buffer(2 * block);
+  Io past = make_io(IoOp::read, size - block, 2 * block, buf.get());
+  EXPECT_TRUE(ram->submit(ctx, past));
+  EXPECT_EQ(past.result, -ERANGE);
+  Io wrap = make_io(IoOp::write, UINT64_MAX - 10, block, buf.get());  // offset + length wraps
+  EXPECT_TRUE(ram->submit(ctx, wrap));
+  EXPECT_EQ(wrap.result, -ERANGE);
+  EXPECT_EQ(nvme::status_from_errno(-past.result, true), nvme::status::lba_out_of_range);
+}
+
+TEST_F(RamBackendTest, MemoryHookSeesAndCorruptsBlocks) {
+  auto out = make_buffer(block), in = make_buffer(block);
+  fill(out.get(), block, 5);
+  Io w = make_io(IoOp::write, 3 * block, block, out.get());
+  ASSERT_EQ(run(*ram, ctx, w), 0);
+  std::span<uint8_t> mem = backend::ram_backend_memory(*ram);
+  ASSERT_EQ(mem.size(), size);
+  EXPECT_EQ(std::memcmp(mem.data() + 3 * block, out.get(), block), 0);
+  mem[3 * block + 100] ^= 0xff;  // behind the engine's back
+  Io r = make_io(IoOp::read, 3 * block, block, in.get());
+  ASSERT_EQ(run(*ram, ctx, r), 0);
+  EXPECT_NE(std::memcmp(in.get(), out.get(), block), 0);
+  EXPECT_EQ(in[100], static_cast<uint8_t>(out[100] ^ 0xff));
+
+  BackendSpec spec;
+  spec.kind = "null";
+  spec.size_bytes = block;
+  std::string error;
+  auto null = backend::open_backend(spec, error);
+  EXPECT_TRUE(backend::ram_backend_memory(*null).empty());
+}
+
+// --- file: every operation through io_uring, per file system and O_DIRECT setting ----------
+
+struct FileCase {
+  const char* dir;  // /tmp and /var/tmp: the root ext4 here; /dev/shm: tmpfs
+  bool direct;
+};
+
+class FileBackendTest : public ::testing::TestWithParam<FileCase> {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(dir.path().empty()) << "mkdtemp under " << GetParam().dir;
+    path = dir.path() + "/ns.img";
+    b = open_file(file_spec(path, GetParam().direct));
+    ASSERT_NE(b, nullptr);
+    ASSERT_NE(ctx.ring(), nullptr) << "io_uring unavailable: " << std::strerror(errno);
+  }
+  int write_pattern(uint64_t offset, uint32_t length, uint32_t seed, bool fua = false) {
+    auto out = make_buffer(length);
+    fill(out.get(), length, seed);
+    Io w = make_io(IoOp::write, offset, length, out.get(), fua);
+    return run(*b, ctx, w);
+  }
+  // Reads back and compares with the pattern; returns the read's result.
+  int expect_pattern(uint64_t offset, uint32_t length, uint32_t seed) {
+    auto in = make_buffer(length), expect = make_buffer(length);
+    fill(expect.get(), length, seed);
+    Io r = make_io(IoOp::read, offset, length, in.get());
+    int res = run(*b, ctx, r);
+    EXPECT_EQ(std::memcmp(in.get(), expect.get(), length), 0) << "at " << offset;
+    return res;
+  }
+  bool reads_zeroes(uint64_t offset, uint32_t length) {
+    auto in = make_buffer(length);
+    fill(in.get(), length, 99);
+    Io r = make_io(IoOp::read, offset, length, in.get());
+    return run(*b, ctx, r) == 0 && all_zero(in.get(), length);
+  }
+
+  TempDir dir{GetParam().dir};
+  std::string path;
+  std::unique_ptr<backend::UringFileBackend> b;
+  IoContext ctx{ring_entries};
+};
+
+TEST_P(FileBackendTest, WriteThenReadBackAsync) {
+  EXPECT_EQ(b->kind(), "file");
+  EXPECT_TRUE(b->volatile_cache());
+  EXPECT_EQ(b->size_bytes(), file_size);
+  auto out = make_buffer(32 * block);
+  fill(out.get(), 32 * block, 1);
+  Io w = make_io(IoOp::write, 4 * block, 32 * block, out.get());
+  EXPECT_FALSE(b->submit(ctx, w)) << "expected an asynchronous submission";
+  EXPECT_EQ(ctx.inflight(), 1u);
+  ctx.flush_submissions();
+  ASSERT_EQ(reap_all(ctx, 1), 1u);
+  EXPECT_EQ(w.result, 0);
+  EXPECT_EQ(ctx.inflight(), 0u);
+  EXPECT_EQ(expect_pattern(4 * block, 32 * block, 1), 0);
+  EXPECT_EQ(write_pattern(file_size - block, block, 2), 0);  // last block
+  EXPECT_EQ(expect_pattern(file_size - block, block, 2), 0);
+}
+
+TEST_P(FileBackendTest, FuaWriteAndFlush) {
+  EXPECT_EQ(write_pattern(0, 4 * block, 3, true), 0);
+  EXPECT_EQ(expect_pattern(0, 4 * block, 3), 0);
+  EXPECT_EQ(write_pattern(8 * block, block, 4), 0);
+  Io f = make_io(IoOp::flush, 0, 0);
+  EXPECT_EQ(run(*b, ctx, f), 0);
+  EXPECT_EQ(expect_pattern(8 * block, block, 4), 0);
+}
+
+// tmpfs has no FALLOC_FL_ZERO_RANGE: then the command must fail, never report success.
+TEST_P(FileBackendTest, WriteZeroesReadsBackZeroesOrFails) {
+  ASSERT_EQ(write_pattern(0, 16 * block, 5), 0);
+  Io z = make_io(IoOp::write_zeroes, 2 * block, 4 * block);
+  int res = run(*b, ctx, z);
+  if (res == 0) {
+    EXPECT_TRUE(reads_zeroes(2 * block, 4 * block));
+  } else {
+    EXPECT_EQ(res, -EOPNOTSUPP);
+    EXPECT_FALSE(nvme::status_from_errno(-res, false).ok());
+  }
+  EXPECT_EQ(std::filesystem::file_size(path), file_size);
+  EXPECT_EQ(expect_pattern(0, 2 * block, 5), 0);  // untouched neighbours
+}
+
+TEST_P(FileBackendTest, DiscardReadsBackZeroesAndKeepsSize) {
+  ASSERT_EQ(write_pattern(0, 16 * block, 6), 0);
+  Io d = make_io(IoOp::discard, 4 * block, 8 * block);
+  ASSERT_EQ(run(*b, ctx, d), 0);
+  EXPECT_TRUE(reads_zeroes(4 * block, 8 * block));
+  EXPECT_EQ(std::filesystem::file_size(path), file_size);
+  Io tail = make_io(IoOp::discard, file_size - block, block);
+  ASSERT_EQ(run(*b, ctx, tail), 0);
+  EXPECT_EQ(std::filesystem::file_size(path), file_size);
+}
+
+// Buffers and offsets O_DIRECT cannot take go through the buffered twin descriptor.
+TEST_P(FileBackendTest, MisalignedIoStillWorks) {
+  auto raw_out = make_buffer(3 * block), raw_in = make_buffer(3 * block);
+  uint8_t* out = raw_out.get() + 8;  // 8-byte aligned only
+  uint8_t* in = raw_in.get() + 8;
+  fill(out, 1000, 8);
+  Io w = make_io(IoOp::write, 12345, 1000, out);
+  ASSERT_EQ(run(*b, ctx, w), 0);
+  Io r = make_io(IoOp::read, 12345, 1000, in);
+  ASSERT_EQ(run(*b, ctx, r), 0);
+  EXPECT_EQ(std::memcmp(in, out, 1000), 0);
+  // And an aligned O_DIRECT read sees what the buffered write stored.
+  auto whole = make_buffer(2 * block);
+  Io r2 = make_io(IoOp::read, 3 * block, 2 * block, whole.get());
+  ASSERT_EQ(run(*b, ctx, r2), 0);
+  EXPECT_EQ(std::memcmp(whole.get() + (12345 - 3 * block), out, 1000), 0);
+}
+
+TEST_P(FileBackendTest, OutOfRangeIsAnError) {
+  auto buf = make_buffer(2 * block);
+  for (IoOp op : {IoOp::read, IoOp::write, IoOp::write_zeroes, IoOp::discard}) {
+    Io io = make_io(op, file_size - block, 2 * block, buf.get());
+    EXPECT_TRUE(b->submit(ctx, io));
+    EXPECT_EQ(io.result, -ERANGE);
+  }
+  EXPECT_EQ(std::filesystem::file_size(path), file_size);  // a write did not grow the file
+}
+
+// The file shrinks behind the backend's back: io_uring returns a short read, which must come
+// back as an error (and as Unrecovered Read Error), never as success with short data.
+TEST_P(FileBackendTest, ReadPastEofIsAnErrorNotShortSuccess) {
+  ASSERT_EQ(write_pattern(0, 16 * block, 9), 0);
+  ASSERT_EQ(truncate(path.c_str(), 6 * block), 0);
+  auto in = make_buffer(4 * block);
+  Io straddle = make_io(IoOp::read, 4 * block, 4 * block, in.get());  // 2 blocks exist
+  EXPECT_EQ(run(*b, ctx, straddle), -EIO);
+  Io beyond = make_io(IoOp::read, 10 * block, block, in.get());  // nothing exists
+  EXPECT_EQ(run(*b, ctx, beyond), -EIO);
+  EXPECT_EQ(nvme::status_from_errno(-straddle.result, true), nvme::status::unrecovered_read_error);
+
+  IoContext no_ring(0);  // the synchronous path must agree
+  Io sync_read = make_io(IoOp::read, 4 * block, 4 * block, in.get());
+  EXPECT_TRUE(b->submit(no_ring, sync_read));
+  EXPECT_EQ(sync_read.result, -EIO);
+}
+
+INSTANTIATE_TEST_SUITE_P(FileSystems, FileBackendTest,
+                         ::testing::Values(FileCase{"/tmp", true}, FileCase{"/tmp", false},
+                                           FileCase{"/var/tmp", true}, FileCase{"/dev/shm", true}),
+                         [](const auto& info) {
+                           std::string name = info.param.dir;
+                           for (char& c : name)
+                             if (c == '/') c = '_';
+                           return name + (info.param.direct ? "_direct" : "_buffered");
+                         });
+
+// --- file: O_DIRECT and its fallback -----------------------------------------------------------
+
+TEST(FileBackendDirect, UsesODirectOnTheRealDisk) {
+  TempDir dir("/var/tmp");
+  auto b = open_file(file_spec(dir.path() + "/ns.img", true));
+  ASSERT_NE(b, nullptr);
+  EXPECT_TRUE(b->direct()) << "/var/tmp refused O_DIRECT";
+  auto buffered = open_file(file_spec(dir.path() + "/ns2.img", false));
+  EXPECT_FALSE(buffered->direct());
+}
+
+// Child-process body: ramfs refuses O_DIRECT (EINVAL), so the backend must fall back to a
+// buffered open and still serve I/O. Returns an exit code: 0 ok, 77 cannot mount, else a step.
+int direct_fallback_on_ramfs(const std::string& mountpoint) {
+  if (unshare(CLONE_NEWNS) != 0) return 77;
+  // Private first: a mount in the new namespace must not propagate back to the machine.
+  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return 77;
+  if (mount("nvmetune-test", mountpoint.c_str(), "ramfs", 0, nullptr) != 0) return 77;
+  std::string error;
+  auto b = backend::open_file_backend(file_spec(mountpoint + "/ns.img", true), error);
+  if (b == nullptr) return 1;
+  if (b->direct()) return 2;
+  IoContext ctx(ring_entries);
+  auto out = make_buffer(block), in = make_buffer(block);
+  fill(out.get(), block, 10);
+  Io w = make_io(IoOp::write, block, block, out.get());
+  if (run(*b, ctx, w) != 0) return 3;
+  Io r = make_io(IoOp::read, block, block, in.get());
+  if (run(*b, ctx, r) != 0) return 4;
+  return std::memcmp(in.get(), out.get(), block) == 0 ? 0 : 5;
+}
+
+TEST(FileBackendDirect, FallsBackWhenTheFileSystemRefusesODirect) {
+  TempDir dir("/tmp");
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) _exit(direct_fallback_on_ramfs(dir.path()));
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 77) GTEST_SKIP() << "cannot mount ramfs in a private namespace";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "failed step (see direct_fallback_on_ramfs)";
+}
+
+// --- block device (a loop device over a file, detached automatically) ----------------------
+
+class LoopDevice {
+ public:
+  // Attaches backing to a free loop device; path() is empty when the machine does not allow it.
+  explicit LoopDevice(const std::string& backing) {
+    int ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+    int file = open(backing.c_str(), O_RDWR | O_CLOEXEC);
+    constexpr int attempts = 8;  // other tests may grab the free device between our calls
+    for (int i = 0; ctl >= 0 && file >= 0 && i < attempts && _fd < 0; ++i) attach(ctl, file);
+    if (file >= 0) close(file);
+    if (ctl >= 0) close(ctl);
+  }
+  ~LoopDevice() {
+    if (_fd >= 0) close(_fd);  // LO_FLAGS_AUTOCLEAR: the last close detaches it
+  }
+  const std::string& path() const { return _path; }
+
+ private:
+  void attach(int ctl, int file) {
+    int n = ioctl(ctl, LOOP_CTL_GET_FREE);
+    if (n < 0) return;
+    std::string path = "/dev/loop" + std::to_string(n);
+    int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+    loop_config cfg{};
+    cfg.fd = static_cast<uint32_t>(file);
+    cfg.info.lo_flags = LO_FLAGS_AUTOCLEAR;
+    if (fd >= 0 && ioctl(fd, LOOP_CONFIGURE, &cfg) == 0) {
+      _fd = fd;
+      _path = path;
+    } else if (fd >= 0) {
+      close(fd);  // raced with another user of loop devices: try the next free one
+    }
+  }
+  int _fd = -1;
+  std::string _path;
+};
+
+TEST(FileBackendBlockDevice, ServesALoopDevice) {
+  TempDir dir("/var/tmp");
+  std::string backing = dir.path() + "/backing.img";
+  ASSERT_NE(open_file(file_spec(backing, false)), nullptr);  // creates and sizes it
+  LoopDevice loop(backing);
+  if (loop.path().empty()) GTEST_SKIP() << "no loop device available";
+
+  BackendSpec spec = file_spec(loop.path(), true, 0);
+  spec.create = false;
+  auto b = open_file(spec);
+  ASSERT_NE(b, nullptr);
+  EXPECT_TRUE(b->block_device());
+  EXPECT_TRUE(b->direct());
+  EXPECT_EQ(b->size_bytes(), file_size);
+  IoContext ctx(ring_entries);
+  auto out = make_buffer(8 * block), in = make_buffer(8 * block);
+  fill(out.get(), 8 * block, 12);
+  Io w = make_io(IoOp::write, 0, 8 * block, out.get(), true);
+  ASSERT_EQ(run(*b, ctx, w), 0);
+  Io r = make_io(IoOp::read, 0, 8 * block, in.get());
+  ASSERT_EQ(run(*b, ctx, r), 0);
+  EXPECT_EQ(std::memcmp(in.get(), out.get(), 8 * block), 0);
+  for (IoOp op : {IoOp::write_zeroes, IoOp::discard}) {  // BLKZEROOUT, BLKDISCARD
+    ASSERT_EQ(run(*b, ctx, w), 0);
+    Io z = make_io(op, 2 * block, 4 * block);
+    EXPECT_TRUE(b->submit(ctx, z));
+    ASSERT_EQ(z.result, 0);
+    fill(in.get(), 8 * block, 77);
+    Io r2 = make_io(IoOp::read, 0, 8 * block, in.get());
+    ASSERT_EQ(run(*b, ctx, r2), 0);
+    EXPECT_TRUE(all_zero(in.get() + 2 * block, 4 * block));
+    EXPECT_EQ(std::memcmp(in.get(), out.get(), 2 * block), 0);
+  }
+  Io f = make_io(IoOp::flush, 0, 0);
+  EXPECT_EQ(run(*b, ctx, f), 0);
+}
+
+// --- IoContext -----------------------------------------------------------------------------------
+
+class IoContextTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(dir.path().empty());
+    b = open_file(file_spec(dir.path() + "/ns.img", true));
+    ASSERT_NE(b, nullptr);
+  }
+  // Queues n block writes of distinct patterns without submitting them.
+  void queue_writes(IoContext& ctx, unsigned n) {
+    bufs.clear();
+    ios.assign(n, Io{});
+    for (unsigned i = 0; i < n; ++i) {
+      bufs.push_back(make_buffer(block));
+      fill(bufs[i].get(), block, i);
+      ios[i] = make_io(IoOp::write, uint64_t{i} * block, block, bufs[i].get());
+      ios[i].owner = &ios[i];
+      ASSERT_FALSE(b->submit(ctx, ios[i]));
+    }
+  }
+  bool all_written_back(unsigned n) {
+    IoContext ctx(ring_entries);
+    for (unsigned i = 0; i < n; ++i) {
+      auto in = make_buffer(block);
+      Io r = make_io(IoOp::read, uint64_t{i} * block, block, in.get());
+      if (run(*b, ctx, r) != 0 || std::memcmp(in.get(), bufs[i].get(), block) != 0) return false;
+    }
+    return true;
+  }
+
+  TempDir dir{"/var/tmp"};
+  std::unique_ptr<backend::UringFileBackend> b;
+  std::vector<Buffer> bufs;
+  std::vector<Io> ios;
+};
+
+TEST_F(IoContextTest, ReapsManyInflightAfterOneSubmit) {
+  constexpr unsigned n = 64;
+  IoContext ctx(ring_entries);
+  queue_writes(ctx, n);
+  EXPECT_EQ(ctx.inflight(), n);
+  ASSERT_GE(ctx.notify_fd(), 0);
+  ctx.flush_submissions();  // the only submission syscall for all 64
+  std::vector<int> seen(n, 0);
+  unsigned reaped = reap_all(ctx, n, [&](Io& io) {
+    EXPECT_EQ(io.result, 0);
+    ++seen[static_cast<Io*>(io.owner) - ios.data()];
+  });
+  EXPECT_EQ(reaped, n);
+  EXPECT_EQ(ctx.inflight(), 0u);
+  EXPECT_EQ(seen, std::vector<int>(n, 1));  // each completion delivered exactly once
+  EXPECT_TRUE(all_written_back(n));
+}
+
+// The eventfd is drained by reap(); completions left over by a small budget must re-signal it,
+// or an epoll-driven executor would never return for them.
+TEST_F(IoContextTest, BudgetLeftoversKeepTheEventfdReadable) {
+  constexpr unsigned n = 16;
+  IoContext ctx(ring_entries);
+  queue_writes(ctx, n);
+  ctx.flush_submissions();
+  for (int i = 0; i < 100 && ctx.inflight() > 0; ++i) {
+    pollfd p{ctx.notify_fd(), POLLIN, 0};
+    ASSERT_EQ(poll(&p, 1, poll_timeout_ms), 1)
+        << "eventfd silent with " << ctx.inflight() << " left";
+    ctx.reap(3, [](Io& io) { EXPECT_EQ(io.result, 0); });
+  }
+  EXPECT_EQ(ctx.inflight(), 0u);
+  pollfd p{ctx.notify_fd(), POLLIN, 0};
+  EXPECT_EQ(poll(&p, 1, 0), 0);  // nothing left, nothing signalled
+}
+
+// A ring of 4 entries takes 32 writes: a full ring is submitted to make room.
+TEST_F(IoContextTest, FullRingIsSubmittedToMakeRoom) {
+  constexpr unsigned n = 32;
+  IoContext ctx(4);
+  std::vector<Buffer> out;
+  std::vector<Io> io(n);
+  unsigned async = 0;
+  for (unsigned i = 0; i < n; ++i) {
+    out.push_back(make_buffer(block));
+    fill(out[i].get(), block, i);
+    io[i] = make_io(IoOp::write, uint64_t{i} * block, block, out[i].get());
+    if (!b->submit(ctx, io[i]))
+      ++async;
+    else
+      EXPECT_EQ(io[i].result, 0);
+  }
+  ctx.flush_submissions();
+  EXPECT_EQ(reap_all(ctx, async), async);
+  for (const Io& x : io) EXPECT_EQ(x.result, 0);
+  bufs = std::move(out);
+  EXPECT_TRUE(all_written_back(n));
+}
+
+TEST_F(IoContextTest, NoRingMeansSynchronousIo) {
+  IoContext ctx(0);  // io_uring refuses 0 entries
+  EXPECT_EQ(ctx.ring(), nullptr);
+  EXPECT_EQ(ctx.ring(), nullptr);  // not retried
+  EXPECT_EQ(ctx.notify_fd(), -1);
+  auto out = make_buffer(block);
+  fill(out.get(), block, 13);
+  Io w = make_io(IoOp::write, 0, block, out.get(), true);
+  EXPECT_TRUE(b->submit(ctx, w));
+  EXPECT_EQ(w.result, 0);
+  Io f = make_io(IoOp::flush, 0, 0);
+  EXPECT_TRUE(b->submit(ctx, f));
+  EXPECT_EQ(f.result, 0);
+  EXPECT_EQ(ctx.reap(16, [](Io&) { FAIL(); }), 0u);
+  bufs.clear();
+  bufs.push_back(std::move(out));
+  EXPECT_TRUE(all_written_back(1));
+}
+
+// Destroying a context with reads in flight waits for them: once the destructor returns, no
+// kernel write may land in a buffer (it could already be freed). Large O_DIRECT reads keep the
+// window open; a sentinel written right after the destructor must survive. Queued but
+// unsubmitted SQEs are dropped without a hang.
+TEST_F(IoContextTest, DestructorWaitsForSubmittedIo) {
+  constexpr unsigned n = 64;
+  constexpr uint32_t len = 64 * block;
+  constexpr uint8_t sentinel = 0xee;
+  auto big = open_file(file_spec(dir.path() + "/big.img", true, uint64_t{n} * len));
+  ASSERT_TRUE(big->direct());
+  std::vector<Buffer> in;
+  {  // real blocks on disk: reads of a hole finish without any device I/O
+    IoContext writer(ring_entries);
+    auto out = make_buffer(len);
+    fill(out.get(), len, 14);
+    for (unsigned i = 0; i < n; ++i) {
+      Io w = make_io(IoOp::write, uint64_t{i} * len, len, out.get());
+      ASSERT_EQ(run(*big, writer, w), 0);
+    }
+  }
+  std::vector<Io> reads(n);
+  {
+    IoContext ctx(ring_entries);
+    for (unsigned i = 0; i < n; ++i) {
+      in.push_back(make_buffer(len));
+      reads[i] = make_io(IoOp::read, uint64_t{i} * len, len, in[i].get());
+      ASSERT_FALSE(big->submit(ctx, reads[i]));
+    }
+    ctx.flush_submissions();
+    Io never_submitted = make_io(IoOp::read, 0, block, in[0].get());
+    ASSERT_FALSE(big->submit(ctx, never_submitted));
+  }  // no reap: the destructor must wait for the submitted reads
+  for (auto& buf : in) std::memset(buf.get(), sentinel, len);
+  usleep(50 * 1000);
+  for (unsigned i = 0; i < n; ++i) {
+    std::vector<uint8_t> expect(len, sentinel);
+    EXPECT_EQ(std::memcmp(in[i].get(), expect.data(), len), 0) << "read " << i << " landed late";
+  }
+}
+
+// --- status mapping ----------------------------------------------------------------------------
+
+TEST(BackendStatus, BackendErrnosMapToNvmeStatus) {
+  // Io::result carries -errno; status_from_errno takes the positive errno.
+  EXPECT_EQ(nvme::status_from_errno(EIO, true), nvme::status::unrecovered_read_error);
+  EXPECT_EQ(nvme::status_from_errno(EIO, false), nvme::status::write_fault);
+  EXPECT_EQ(nvme::status_from_errno(ERANGE, true), nvme::status::lba_out_of_range);
+  EXPECT_TRUE(nvme::status_from_errno(0, true).ok());
+  for (int err : {EIO, EOPNOTSUPP, ENOSPC, EINVAL, ERANGE, ECANCELED, EBADF})
+    EXPECT_FALSE(nvme::status_from_errno(err, true).ok()) << err;
+}
+
+}  // namespace
