@@ -133,6 +133,7 @@ void execute_admin(SubmissionQueue& sq, Request& req) {
     case AdminOpcode::async_event_request:
       // Completed later by poll_events() when an event happens.
       if (!sq.park_aer(req)) return sq.complete(req, st::async_event_limit_exceeded);
+      sq.poll_events();  // an event may already be waiting for this request
       return;
     case AdminOpcode::abort:
       req.cqe.dw0 = 1;  // bit 0 set: command not aborted (commands here finish quickly)

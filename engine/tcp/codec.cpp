@@ -84,7 +84,8 @@ CommonHeader parse_common(std::span<const uint8_t, ch_len> ch) {
 FramingResult check_common(const CommonHeader& ch, Role reader, const Negotiated& n) {
   const auto rule = rule_for(ch.type);
   if (!rule || rule->reader != reader) return fail(Fes::invalid_header_field, field::type);
-  if (is_ic(ch.type) == n.connected) return fail(Fes::pdu_sequence_error, field::type);
+  // TermReqs may come at any time, even in answer to a bad ICReq.
+  if (!is_term(ch.type) && is_ic(ch.type) == n.connected) return fail(Fes::pdu_sequence_error, field::type);
   if (ch.hlen != rule->hlen) return fail(Fes::invalid_header_field, field::hlen);
 
   Framing f;
@@ -128,7 +129,7 @@ IcReq parse_icreq(std::span<const uint8_t> h) {
 
 IcResp parse_icresp(std::span<const uint8_t> h) {
   return IcResp{get_le<uint16_t>(h.data(), field::pfv), h[field::cpda], (h[field::dgst] & 1) != 0,
-                (h[field::dgst] & 2) != 0, get_le<uint32_t>(h.data(), 12)};
+                (h[field::dgst] & 2) != 0, get_le<uint32_t>(h.data(), field::maxh2cdata)};
 }
 
 TermReq parse_term_req(std::span<const uint8_t> h) {
@@ -173,7 +174,7 @@ size_t write_icresp(std::span<uint8_t> out, const IcResp& r) {
   put_le(out.data(), field::pfv, r.pfv);
   out[field::cpda] = r.cpda;
   out[field::dgst] = static_cast<uint8_t>((r.hdgst ? 1 : 0) | (r.ddgst ? 2 : 0));
-  put_le(out.data(), 12, r.maxh2cdata);
+  put_le(out.data(), field::maxh2cdata, r.maxh2cdata);
   return ic_hlen;
 }
 
@@ -181,7 +182,8 @@ size_t write_term_req(std::span<uint8_t> out, PduType type, const TermReq& t,
                       std::span<const uint8_t> offending) {
   const size_t n = std::min<size_t>(offending.size(), term_max_data);
   std::fill_n(out.begin(), term_hlen, uint8_t{0});
-  put_common(out, type, 0, term_hlen, n ? term_hlen : 0, static_cast<uint32_t>(term_hlen + n));
+  // PDO stays 0 as SPDK sends it: the quoted header is not data of the usual kind.
+  put_common(out, type, 0, term_hlen, 0, static_cast<uint32_t>(term_hlen + n));
   put_le(out.data(), 8, static_cast<uint16_t>(t.fes));
   put_le(out.data(), 10, t.fei);
   std::memcpy(out.data() + term_hlen, offending.data(), n);

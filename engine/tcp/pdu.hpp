@@ -96,7 +96,7 @@ struct R2t {
 // Byte offsets of header fields, for FEI values that point at the bad field.
 namespace field {
 inline constexpr uint32_t type = 0, flags = 1, hlen = 2, pdo = 3, plen = 4;
-inline constexpr uint32_t pfv = 8, hpda = 10, cpda = 10, dgst = 11, maxr2t = 12;
+inline constexpr uint32_t pfv = 8, hpda = 10, cpda = 10, dgst = 11, maxr2t = 12, maxh2cdata = 12;
 inline constexpr uint32_t cccid = 8, ttag = 10, datao = 12, datal = 16;
 }  // namespace field
 
