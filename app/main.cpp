@@ -1,0 +1,90 @@
+// nvmetune's command line: one table of subcommands, each declared by its own file.
+//   nvmetune            GUI when a display exists (and the GUI is built), else `serve` on the
+//                       embedded default
+//   nvmetune serve      the headless engine (serve.cpp)
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "app/exit_code.hpp"
+#include "app/serve.hpp"
+#ifdef NVMETUNE_HAVE_GUI
+#include "app/gui.hpp"
+#endif
+
+namespace {
+
+// One row per subcommand. attach() declares the subcommand's options on cmd and returns what
+// to run when it is chosen (an exit code). Later subcommands — ctl, perf, profile, hog,
+// experiment, db — each add one row here and one file of their own.
+struct Subcommand {
+  const char* name;
+  const char* summary;
+  std::function<int()> (*attach)(CLI::App& cmd);
+};
+
+std::function<int()> attach_serve(CLI::App& cmd) {
+  auto opts = std::make_shared<app::ServeOptions>();
+  app::add_serve_options(cmd, *opts);
+  return [opts] { return app::run_serve_command(*opts); };
+}
+
+constexpr Subcommand subcommands[] = {
+    {"serve", "Run the NVMe/TCP target headless until SIGINT/SIGTERM.", attach_serve},
+};
+
+bool display_available() {
+  for (const char* var : {"DISPLAY", "WAYLAND_DISPLAY"}) {
+    const char* v = std::getenv(var);
+    if (v && *v) return true;
+  }
+  return false;
+}
+
+// `nvmetune` without a subcommand: the embedded default, in a window when one can be shown.
+int run_default(bool headless) {
+  if (!headless && display_available()) {
+#ifdef NVMETUNE_HAVE_GUI
+    return app::run_gui(control::default_config());
+#else
+    std::fprintf(stderr, "nvmetune: built without the GUI (NVMETUNE_GUI=OFF); serving headless\n");
+#endif
+  }
+  return app::serve(control::default_config());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App cli{
+      "nvmetune: an NVMe-over-Fabrics (NVMe/TCP) target with live tuning of its execution model.\n"
+      "Without a subcommand: opens the GUI when a display is available ($DISPLAY or\n"
+      "$WAYLAND_DISPLAY), otherwise serves the embedded default headless (as `nvmetune serve`):\n"
+      "a 1 GiB RAM namespace in nqn.2026-12.io.nvmetune:default on 127.0.0.1:4420.",
+      "nvmetune"};
+  cli.set_version_flag("--version", NVMETUNE_VERSION);
+  bool headless = false;
+  cli.add_flag("--headless", headless, "Never open the GUI, even when a display is available.");
+  cli.require_subcommand(0, 1);
+  cli.footer("Run `nvmetune SUBCOMMAND --help` for a subcommand's options.");
+
+  std::vector<std::pair<CLI::App*, std::function<int()>>> actions;
+  for (const auto& s : subcommands) {
+    CLI::App* cmd = cli.add_subcommand(s.name, s.summary);
+    actions.emplace_back(cmd, s.attach(*cmd));
+  }
+
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = cli.exit(e);  // prints help, the version, or the error
+    return rc == 0 ? app::exit_ok : app::exit_usage;
+  }
+  for (const auto& [cmd, run] : actions) {
+    if (cmd->parsed()) return run();
+  }
+  return run_default(headless);
+}

@@ -1,0 +1,51 @@
+#pragma once
+// `nvmetune serve`: the headless engine. Also the building blocks the other entry points share
+// (configuration from file + overrides, error printing, stderr logging, stop signals).
+#include <signal.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/control/config.hpp"
+#include "engine/control/engine.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace app {
+
+struct ServeOptions {
+  std::string config_path;          // empty: the embedded default (control::default_config())
+  std::vector<std::string> listen;  // ADDR:PORT; when given, replaces the configured listeners
+  std::string ram;                  // SIZE: the first subsystem serves one RAM namespace of SIZE
+  std::string nqn;                  // renames the first subsystem
+  std::optional<unsigned> threads;  // exec.threads
+};
+
+// Declares serve's options on cmd, bound to opts (which must outlive parsing).
+void add_serve_options(CLI::App& cmd, ServeOptions& opts);
+
+// The configuration opts describe: the file or the embedded default, then the command-line
+// overrides, validated as a whole. Errors caused by an option carry the option as their path.
+control::ParseResult build_config(const ServeOptions& opts);
+
+// `nvmetune serve`: build_config, then serve(). Returns an exit code (exit_code.hpp).
+int run_serve_command(const ServeOptions& opts);
+
+// Runs the engine on cfg until SIGINT or SIGTERM; prints the listeners, nvme-cli lines and
+// "nvmetune: ready" on stdout. Returns an exit code.
+int serve(const control::Config& cfg);
+
+// Blocks SIGINT and SIGTERM in the calling thread (call before the engine starts threads, so
+// they inherit the mask and the signals reach sigwait/signalfd). Returns the blocked set.
+sigset_t block_stop_signals();
+
+// "PATH: message" lines on stderr.
+void print_errors(const std::vector<control::ConfigError>& errors);
+
+// A LogSink writing "2026-12-02T11:28:00.123 info: text" lines to stderr.
+engine::LogSink stderr_log_sink();
+
+}  // namespace app

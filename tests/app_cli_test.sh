@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# Command-line behaviour of nvmetune: help, exit codes, config errors with their paths, and
+# `serve` on a free port until SIGTERM/SIGINT. Usage: cli_test.sh PATH/TO/nvmetune
+set -uo pipefail
+
+bin=${1:?usage: cli_test.sh PATH/TO/nvmetune}
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+pass() { echo "ok: $*"; }
+
+# expect_exit CODE NAME -- COMMAND...: runs COMMAND, output in $work/out and $work/err.
+expect_exit() {
+  local want=$1 name=$2
+  shift 3
+  "$@" >"$work/out" 2>"$work/err"
+  local got=$?
+  if [ "$got" -eq "$want" ]; then pass "$name (exit $got)"; else
+    fail "$name: exit $got, expected $want"; sed 's/^/  | /' "$work/out" "$work/err"; fi
+}
+
+expect_line() {  # expect_line FILE TEXT: TEXT is a whole line of FILE
+  if grep -qxF -- "$2" "$1"; then pass "line: $2"; else fail "missing line: $2"; sed 's/^/  | /' "$1"; fi
+}
+
+# --- help and usage -------------------------------------------------------------------------
+expect_exit 0 "--help" -- "$bin" --help
+grep -q "serve" "$work/out" || fail "--help does not list serve"
+expect_exit 0 "serve --help" -- "$bin" serve --help
+for opt in --config --listen --ram --nqn --threads "Exit codes"; do
+  grep -q -- "$opt" "$work/out" || fail "serve --help does not explain $opt"
+done
+expect_exit 0 "--version" -- "$bin" --version
+expect_exit 2 "unknown subcommand" -- "$bin" no-such-subcommand
+expect_exit 2 "unknown option" -- "$bin" serve --no-such-option
+
+# --- configuration errors: every one, with its path, exit 2 ---------------------------------
+cat >"$work/bad.json" <<'EOF'
+{"listeners": [{"traddr": "127.0.0.1", "trsvcid": "99999"}],
+ "subsystems": [{"nqn": "nqn.2026-12.io.nvmetune:a", "namespaces": [
+    {"nsid": 1, "backend": "ram", "size": "1GB"},
+    {"nsid": 1, "backend": "null", "size": "1G"}]}],
+ "tcp": {"queue_deph": 64}}
+EOF
+expect_exit 2 "invalid config" -- "$bin" serve --config "$work/bad.json"
+expect_line "$work/err" '$.listeners[0].trsvcid: invalid port "99999" (expected 0..65535; 0 = any free port)'
+expect_line "$work/err" '$.subsystems[0].namespaces[1].nsid: duplicate nsid 1 in this subsystem'
+expect_line "$work/err" '$.tcp.queue_deph: unknown key "queue_deph" (did you mean "queue_depth"?)'
+grep -q '^\$\.subsystems\[0\]\.namespaces\[0\]\.size: malformed size "1GB"' "$work/err" || fail "size error missing"
+[ "$(wc -l <"$work/err")" -eq 4 ] || { fail "expected exactly 4 error lines"; cat "$work/err"; }
+
+printf '{"listeners": [\n' >"$work/syntax.json"
+expect_exit 2 "JSON syntax error" -- "$bin" serve -c "$work/syntax.json"
+grep -q '^\$: JSON syntax error at byte 17 (line 2, column 1)' "$work/err" || { fail "syntax position"; cat "$work/err"; }
+
+expect_exit 2 "missing config file" -- "$bin" serve --config "$work/absent.json"
+grep -q '^--config: cannot read' "$work/err" || fail "missing file message"
+
+expect_exit 2 "bad overrides" -- "$bin" serve --listen nonsense --listen 300.1.1.1:5 --ram 12X --nqn foo --threads 5000
+expect_line "$work/err" '--listen nonsense: expected ADDR:PORT, e.g. 127.0.0.1:4420 or 0.0.0.0:0'
+expect_line "$work/err" '--listen 300.1.1.1:5: invalid IPv4 address "300.1.1.1" (e.g. "127.0.0.1" or "0.0.0.0")'
+expect_line "$work/err" '--ram: malformed size "12X" (e.g. 64MiB, 1G; 1024-based)'
+expect_line "$work/err" '--threads: out of range: 5000 (expected 0..1024)'
+grep -q '^--nqn: invalid NQN "foo"' "$work/err" || fail "--nqn error missing"
+[ "$(wc -l <"$work/err")" -eq 5 ] || { fail "expected exactly 5 error lines"; cat "$work/err"; }
+
+# --- serve until a signal --------------------------------------------------------------------
+# start_serve NAME ARGS...: starts serve in the background, waits for the ready line, sets $pid
+# and $port.
+start_serve() {
+  local name=$1
+  shift
+  "$bin" serve "$@" >"$work/$name.out" 2>"$work/$name.err" &
+  pid=$!
+  pids+=("$pid")
+  for _ in $(seq 100); do
+    grep -qx "nvmetune: ready" "$work/$name.out" 2>/dev/null && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if ! grep -qx "nvmetune: ready" "$work/$name.out"; then
+    fail "$name: no ready line"; sed 's/^/  | /' "$work/$name.out" "$work/$name.err"; return 1
+  fi
+  port=$(sed -n 's/^nvmetune: listening on tcp 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$work/$name.out" | head -1)
+  [ -n "$port" ] && [ "$port" -ne 0 ] || { fail "$name: no bound port"; cat "$work/$name.out"; return 1; }
+  pass "$name: ready on port $port"
+}
+
+# stop_serve NAME SIGNAL: sends SIGNAL, expects exit 0 within 10 s.
+stop_serve() {
+  local name=$1 sig=$2
+  kill "-$sig" "$pid"
+  for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$pid" 2>/dev/null; then fail "$name: still running 10 s after SIG$sig"; return; fi
+  wait "$pid"
+  local rc=$?
+  [ "$rc" -eq 0 ] && pass "$name: SIG$sig → exit 0" || { fail "$name: SIG$sig → exit $rc"; cat "$work/$name.err"; }
+}
+
+nqn=nqn.2026-12.io.nvmetune:cli-test
+if start_serve term --listen 127.0.0.1:0 --ram 16MiB --nqn "$nqn" --threads 1; then
+  expect_line "$work/term.out" "  nvme discover -t tcp -a 127.0.0.1 -s $port"
+  expect_line "$work/term.out" "  nvme connect -t tcp -a 127.0.0.1 -s $port -n $nqn"
+  expect_line "$work/term.out" "  nsid 1: ram, 16 MiB, 512-byte blocks"
+  [ "$(tail -1 "$work/term.out")" = "nvmetune: ready" ] || fail "ready is not the last line"
+  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then pass "port $port accepts TCP"; else fail "port $port refuses TCP"; fi
+
+  # A second engine on the same port cannot start: exit 1, the listener named.
+  expect_exit 1 "port in use" -- "$bin" serve --listen "127.0.0.1:$port" --ram 1MiB
+  grep -q '^\$\.listeners\[0\]' "$work/err" || { fail "port-in-use error has no listener path"; cat "$work/err"; }
+  stop_serve term TERM
+fi
+
+if start_serve int --listen 127.0.0.1:0 --ram 1MiB; then
+  stop_serve int INT
+  grep -q "SIGINT received" "$work/int.err" || fail "no stop message on stderr"
+fi
+
+echo "cli_test: $failures failure(s)"
+[ "$failures" -eq 0 ]
