@@ -40,17 +40,42 @@ struct TcpConfig {
   uint32_t mdts_bytes = 1024 * 1024;      // largest transfer per command
 };
 
-struct ExecConfig {
-  std::string mode = "event";  // the execution-model issue adds bound/unbound/poll/inline
-  unsigned threads = 0;        // 0 = one per online CPU
+// The execution model (DESIGN.md "Execution models"); every field can change live.
+struct ThreadingConfig {
+  std::string mode = "bound";      // bound | unbound | poll | inline
+  std::vector<unsigned> cpus;      // worker cpumask as CPU numbers; empty = every online CPU
+  unsigned threads = 0;            // unbound/poll/inline workers; 0 = one per CPU of the mask
+  std::string queue_cpu = "incoming";   // bound: incoming (SO_INCOMING_CPU) | round_robin
+  std::string affinity_scope = "cache"; // unbound: cpu | smt | cache | numa | system
+  bool strict = false;             // unbound: workers never leave their pod's CPUs
+  int first_core = -1;             // poll: thread i pinned to first_core + i; -1 = free over cpus
+  unsigned idle_poll_us = 1000;    // poll: busy-poll this long without work, then sleep
+  std::string priority = "normal"; // poll: normal | nice (-20) | fifo (SCHED_FIFO)
+  unsigned inline_budget = 8;      // inline: PDUs handled in the notification context
+  std::string io_mechanism = "epoll";  // epoll | io_uring
+};
+
+// io_work budgets, named after nvmet-tcp's (recv 8, send 8, 64 ops per pass).
+struct BudgetConfig {
+  unsigned recv_pdus = 8;
+  unsigned send_pdus = 8;
+  unsigned ops_per_pass = 64;
+  uint32_t bytes_per_pass = 0;  // 0 = unlimited
+  unsigned deadline_us = 0;     // 0 = none
+  unsigned reap_batch = 32;
 };
 
 struct Config {
   std::vector<ListenerConfig> listeners;
   std::vector<SubsystemConfig> subsystems;
   TcpConfig tcp;
-  ExecConfig exec;
+  ThreadingConfig threading;
+  BudgetConfig budgets;
 };
+
+// "0-3,6" ↔ {0,1,2,3,6}. parse_cpu_list returns false on malformed text.
+bool parse_cpu_list(std::string_view text, std::vector<unsigned>& out);
+std::string format_cpu_list(const std::vector<unsigned>& cpus);
 
 struct ConfigError {
   std::string path;     // JSON path, e.g. "$.subsystems[0].namespaces[1].size"

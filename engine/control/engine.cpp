@@ -7,6 +7,7 @@
 #include <mutex>
 #include <thread>
 
+#include "engine/control/executor_factory.hpp"
 #include "engine/core/controller.hpp"
 #include "engine/core/target.hpp"
 #include "engine/exec/executor.hpp"
@@ -18,6 +19,28 @@ namespace {
 using control::ConfigError;
 
 inline constexpr auto housekeeping_period = std::chrono::milliseconds(100);
+// How long a live switch waits for every queue to reach an io_work boundary.
+inline constexpr unsigned switch_timeout_ms = 10000;
+
+tcp::Budgets budgets_of(const control::BudgetConfig& b) {
+  return tcp::Budgets{b.recv_pdus, b.send_pdus, b.ops_per_pass, b.reap_batch, b.bytes_per_pass, b.deadline_us};
+}
+
+std::vector<ConfigError> check_budgets(const control::BudgetConfig& b) {
+  std::vector<ConfigError> errs;
+  auto range = [&](const char* name, uint64_t v, uint64_t lo, uint64_t hi) {
+    if (v < lo || v > hi)
+      errs.push_back({std::string("$.budgets.") + name, "out of range: " + std::to_string(v) + " (" +
+                                                            std::to_string(lo) + ".." + std::to_string(hi) + ")"});
+  };
+  range("recv_pdus", b.recv_pdus, 1, 1024);
+  range("send_pdus", b.send_pdus, 1, 1024);
+  range("ops_per_pass", b.ops_per_pass, 1, 65536);
+  range("reap_batch", b.reap_batch, 1, 1024);
+  range("deadline_us", b.deadline_us, 0, 1000000);
+  range("bytes_per_pass", b.bytes_per_pass, 0, 1u << 30);
+  return errs;
+}
 
 core::Limits limits_of(const control::TcpConfig& t) {
   core::Limits l;
@@ -43,6 +66,7 @@ struct Engine::Impl {
   std::condition_variable hk_cv;
   bool hk_stop = false;
   std::atomic<bool> running{false};
+  mutable std::mutex tune_mutex;  // one live change at a time; guards cfg.threading/budgets
 
   explicit Impl(control::Config c) : cfg(std::move(c)), target(limits_of(cfg.tcp)) {
     target.set_log([this](core::EventLevel lvl, std::string_view msg) {
@@ -116,10 +140,16 @@ std::vector<ConfigError> Engine::start() {
   if (!errs.empty()) return errs;
   im.build_subsystems(errs);
   if (!errs.empty()) return errs;
-  im.executor = exec::make_event_executor({im.cfg.exec.threads});
+  errs = control::check_threading(im.cfg.threading);
+  auto more = check_budgets(im.cfg.budgets);
+  errs.insert(errs.end(), more.begin(), more.end());
+  if (!errs.empty()) return errs;
+  std::string err;
+  im.executor = control::make_executor(im.cfg.threading, err);
+  if (!im.executor) return {{"$.threading.mode", err}};
   tcp::QueueLimits ql{im.cfg.tcp.queue_depth, im.cfg.tcp.in_capsule_data_size, im.cfg.tcp.maxh2cdata,
                       im.cfg.tcp.mdts_bytes};
-  im.transport = std::make_unique<tcp::TcpTransport>(im.target, *im.executor, ql, tcp::Budgets{});
+  im.transport = std::make_unique<tcp::TcpTransport>(im.target, *im.executor, ql, budgets_of(im.cfg.budgets));
   im.bind_listeners(errs);
   if (!errs.empty()) {
     im.transport.reset();
@@ -189,6 +219,82 @@ std::optional<ConfigError> Engine::remove_namespace(std::string_view subnqn, uin
   auto sub = _impl->target.find(subnqn);
   if (!sub || sub->is_discovery()) return ConfigError{"subnqn", "no such subsystem: " + std::string(subnqn)};
   if (!sub->remove_namespace(nsid)) return ConfigError{"nsid", "no namespace " + std::to_string(nsid)};
+  return std::nullopt;
+}
+
+std::vector<ConfigError> Engine::set_threading(const control::ThreadingConfig& t) {
+  auto& im = *_impl;
+  std::lock_guard lk(im.tune_mutex);
+  auto errs = control::check_threading(t);
+  if (!errs.empty()) return errs;
+  if (!im.running) {
+    im.cfg.threading = t;
+    return {};
+  }
+  std::string err;
+  if (control::reconfigure_in_place(*im.executor, im.cfg.threading, t, err)) {
+    if (!err.empty()) return {{"$.threading", err}};
+    im.cfg.threading = t;
+    im.target.log(core::EventLevel::info, "threading: " + t.mode + " re-pinned in place");
+    return {};
+  }
+  auto next = control::make_executor(t, err);
+  if (!next) return {{"$.threading.mode", err}};
+  err = im.transport->move_queues(*next, switch_timeout_ms);
+  // Even on a timeout the old executor must go: queues it still holds are retired (closed).
+  im.executor->stop();
+  im.executor = std::move(next);
+  im.cfg.threading = t;
+  im.target.log(core::EventLevel::info, "threading: switched to " + t.mode);
+  if (!err.empty()) return {{"$.threading", err}};
+  return {};
+}
+
+control::ThreadingConfig Engine::threading() const {
+  std::lock_guard lk(_impl->tune_mutex);
+  return _impl->cfg.threading;
+}
+
+std::vector<ConfigError> Engine::set_budgets(const control::BudgetConfig& b) {
+  auto& im = *_impl;
+  std::lock_guard lk(im.tune_mutex);
+  auto errs = check_budgets(b);
+  if (!errs.empty()) return errs;
+  im.cfg.budgets = b;
+  if (im.transport) im.transport->set_budgets(budgets_of(b));
+  return {};
+}
+
+control::BudgetConfig Engine::budgets() const {
+  std::lock_guard lk(_impl->tune_mutex);
+  return _impl->cfg.budgets;
+}
+
+std::vector<ThreadInfo> Engine::threads() const {
+  auto& im = *_impl;
+  std::lock_guard lk(im.tune_mutex);
+  std::vector<ThreadInfo> out;
+  if (!im.executor) return out;
+  for (auto& t : im.executor->threads()) out.push_back({t.tid, t.name, t.role, t.cpus});
+  return out;
+}
+
+std::optional<ConfigError> Engine::add_subsystem(const control::SubsystemConfig& s) {
+  auto& im = *_impl;
+  control::Config probe = im.cfg;
+  probe.subsystems = {s};
+  for (auto& e : control::validate(probe))
+    if (e.path.rfind("$.subsystems", 0) == 0) return e;
+  if (im.target.find(s.nqn)) return ConfigError{"nqn", "subsystem " + s.nqn + " exists"};
+  std::vector<ConfigError> errs;
+  auto sub = std::make_shared<core::Subsystem>(s.nqn, s.serial, s.model, s.allow_any_host, s.hosts, false);
+  for (size_t j = 0; j < s.namespaces.size(); ++j)
+    if (auto ns = im.open_namespace(s.nqn, s.namespaces[j], "namespaces[" + std::to_string(j) + "]", errs))
+      sub->add_namespace(std::move(ns));
+  if (!errs.empty()) return errs.front();
+  im.target.add_subsystem(std::move(sub));
+  std::lock_guard lk(im.tune_mutex);
+  im.cfg.subsystems.push_back(s);
   return std::nullopt;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/control/config.hpp"
+#include "engine/stats/snapshot.hpp"
 
 namespace engine {
 
@@ -17,6 +18,16 @@ struct ListenerInfo {
   std::string traddr;
   uint16_t port = 0;  // the bound port (useful when the config asked for port 0)
 };
+
+// An engine thread, for pinning checks and the GUI's thread view.
+struct ThreadInfo {
+  int tid = 0;
+  std::string name;   // as in /proc/self/task/TID/comm
+  std::string role;   // "worker", "poller", "notifier", "accept", "sampler", "housekeeping"
+  std::vector<unsigned> cpus;  // the affinity the engine asked for (empty = any)
+};
+
+using SnapshotSink = std::function<void(const stats::Snapshot&)>;
 
 struct EngineStats {
   uint64_t commands = 0;
@@ -57,6 +68,23 @@ class Engine {
 
   // Connects, disconnects, refusals and protocol errors; called from engine threads.
   void set_log_sink(LogSink sink);
+
+  // --- Live tuning (all take effect while hosts run I/O; a refused change changes nothing) ---
+  std::vector<control::ConfigError> set_threading(const control::ThreadingConfig& t);
+  control::ThreadingConfig threading() const;
+  std::vector<control::ConfigError> set_budgets(const control::BudgetConfig& b);
+  control::BudgetConfig budgets() const;
+  std::optional<control::ConfigError> add_subsystem(const control::SubsystemConfig& s);
+  std::vector<ThreadInfo> threads() const;
+
+  // --- Statistics: the sampler closes an interval every sample_interval and hands it to sinks.
+  // Sinks run on the sampler thread, never on the data path; keep them short.
+  uint64_t subscribe(SnapshotSink sink);
+  void unsubscribe(uint64_t id);
+  stats::Snapshot last_snapshot() const;
+  void set_sample_interval_ms(unsigned ms);
+  // Events after seq `after` (0 = from the start), oldest first, at most max.
+  std::vector<stats::Event> events(uint64_t after = 0, size_t max = 1000) const;
 
  private:
   struct Impl;

@@ -4,8 +4,10 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace exec {
 
@@ -28,16 +30,38 @@ class Task {
   // Called once on the executor thread after the task was detached because io_work returned
   // closed (or the executor stopped): the owner may destroy the task now.
   virtual void retire() = 0;
+  // A pass limited to max_pdus received PDUs (the inline model's notification-context batch).
+  virtual Progress io_work_limited(unsigned max_pdus) {
+    (void)max_pdus;
+    return io_work();
+  }
+  // The CPU that received this queue's packets (SO_INCOMING_CPU), -1 if unknown.
+  virtual int incoming_cpu() const { return -1; }
+  // Admin queues are counted apart by the poll model's placement (known after Connect).
+  virtual bool is_admin() const { return false; }
 
   // Executor-private bookkeeping, kept in the task so scheduling never allocates.
   std::atomic<bool> exec_scheduled{false};
   Task* exec_next = nullptr;
   int exec_worker = -1;
+  // CLOCK_MONOTONIC ns when the task last became ready (event, kick or requeue); the queue
+  // turns "now - exec_ready_ns" at io_work start into its queue-wait histogram (our wqlat).
+  std::atomic<uint64_t> exec_ready_ns{0};
+  // Unbound/inline models: who may run io_work now (0 idle, 1 running, 2 running + pending).
+  std::atomic<uint8_t> exec_run_state{0};
+  // Set by io_work: whether the pass moved anything (busy-polling executors sleep after a
+  // period of passes that did not).
+  bool exec_did_work = false;
 };
+
+// Monotonic nanoseconds, the clock of every latency and wait measurement in the engine.
+uint64_t monotonic_ns();
 
 struct ExecStats {
   uint64_t io_work_passes = 0;
   uint64_t wakeups = 0;
+  uint64_t busy_passes = 0;
+  uint64_t idle_passes = 0;
 };
 
 class Executor {
@@ -52,10 +76,43 @@ class Executor {
   virtual void watch_fd(Task& task, int fd) = 0;
   // Stops all workers; every attached task is retired. Idempotent.
   virtual void stop() = 0;
+
+  // Live switching: removes task at its next io_work boundary (never while io_work runs) and
+  // then calls handover(task) exactly once, on some thread, after which this executor no
+  // longer touches the task. task.exec_scheduled is left true so that a kick racing with the
+  // handover is dropped; the next executor's attach() clears it and runs io_work once, which
+  // picks up whatever the dropped kick was for.
+  virtual void release(Task& task, std::function<void(Task&)> handover) = 0;
+  // Tasks currently attached (control path; for switching every queue).
+  virtual std::vector<Task*> tasks() const = 0;
+  // The executor's threads: tid, name, the CPUs each is allowed.
+  struct ThreadInfo {
+    int tid = 0;
+    std::string name;
+    std::string role;
+    std::vector<unsigned> cpus;
+  };
+  virtual std::vector<ThreadInfo> threads() const = 0;
 };
 
+enum class Placement : uint8_t {
+  round_robin,   // queues spread in turn
+  incoming_cpu,  // the worker whose CPU received the queue's packets (bound)
+  least_loaded,  // fewest I/O queues, then fewest queues; admin queues counted apart (poll)
+};
+
+enum class Priority : uint8_t { normal, nice, fifo };
+
 struct EventExecutorConfig {
-  unsigned threads = 0;  // 0 = one per online CPU
+  unsigned threads = 0;  // 0 = one per online CPU (ignored when worker_cpus is set)
+  // Per-worker affinity: worker i may run on worker_cpus[i] (empty list = anywhere). When set,
+  // its size is the number of workers.
+  std::vector<std::vector<unsigned>> worker_cpus;
+  Placement placement = Placement::round_robin;
+  uint64_t busy_poll_ns = 0;  // > 0: poll queues without sleeping for this long after work
+  Priority priority = Priority::normal;
+  std::string mode = "event";       // name() of the executor ("bound", "poll", "event")
+  std::string thread_prefix = "nvmt-ev";
 };
 
 // Event-driven worker threads: epoll per worker, queues spread round-robin, one io_work per

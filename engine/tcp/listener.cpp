@@ -27,7 +27,7 @@ std::string peer_name(const sockaddr_in& a) {
 }  // namespace
 
 TcpTransport::TcpTransport(core::Target& target, exec::Executor& executor, QueueLimits limits, Budgets budgets)
-    : _target(target), _executor(executor), _limits(limits), _budgets(budgets) {
+    : _target(target), _executor(&executor), _limits(limits), _budgets(budgets) {
   _epoll_fd = epoll_create1(EPOLL_CLOEXEC);
   _stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   epoll_event ev{};
@@ -41,7 +41,7 @@ TcpTransport::~TcpTransport() {
   for (int fd : _listen_fds) ::close(fd);
   ::close(_epoll_fd);
   ::close(_stop_fd);
-  std::lock_guard lk(_mutex);
+  std::lock_guard<std::recursive_mutex> lk(_mutex);
   for (auto* q : _queues) delete q;  // only if the executor was never stopped
 }
 
@@ -103,21 +103,57 @@ void TcpTransport::accept_one(int lfd) {
     const int one = 1;
     // Small PDUs (CapsuleResp, R2T) must leave at once: latency, not bandwidth.
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    auto* q = new TcpQueue(fd, peer_name(peer), _target, _executor, _limits, _budgets);
+    // Attach under the lock: a live switch changes _executor under the same lock and then
+    // moves every queue it finds in _executor's task list, so none is left behind.
+    std::lock_guard<std::recursive_mutex> lk(_mutex);
+    auto* q = new TcpQueue(fd, peer_name(peer), _target, *_executor, _limits, _budgets);
     q->set_retire_hook([this](TcpQueue* dead) { on_retire(dead); });
-    {
-      std::lock_guard lk(_mutex);
-      _queues.insert(q);
-    }
-    _executor.attach(*q);
+    _queues.insert(q);
+    _executor->attach(*q);
   }
+}
+
+void TcpTransport::set_executor(exec::Executor& e) {
+  std::lock_guard<std::recursive_mutex> lk(_mutex);
+  _executor = &e;
+}
+
+exec::Executor& TcpTransport::executor() const {
+  std::lock_guard<std::recursive_mutex> lk(_mutex);
+  return *_executor;
+}
+
+std::string TcpTransport::move_queues(exec::Executor& to, unsigned timeout_ms) {
+  std::unique_lock<std::recursive_mutex> lk(_mutex);
+  exec::Executor& from = *_executor;
+  _executor = &to;
+  _moving = _queues;
+  const auto snapshot = _queues;
+  for (TcpQueue* q : snapshot) {
+    from.release(*q, [this, &to](exec::Task& t) {
+      auto& q = static_cast<TcpQueue&>(t);
+      q.set_executor(to);
+      std::lock_guard<std::recursive_mutex> g(_mutex);
+      _moving.erase(&q);
+      to.attach(q);
+      _moved.notify_all();
+    });
+  }
+  if (!_moved.wait_for(lk, std::chrono::milliseconds(timeout_ms), [this] { return _moving.empty(); })) {
+    const size_t left = _moving.size();
+    _moving.clear();
+    return std::to_string(left) + " queue(s) did not reach an io_work boundary in " +
+           std::to_string(timeout_ms) + " ms";
+  }
+  return {};
 }
 
 void TcpTransport::on_retire(TcpQueue* q) {
   {
-    std::lock_guard lk(_mutex);
+    std::lock_guard<std::recursive_mutex> lk(_mutex);
     add_queue(_retired, *q);
     _queues.erase(q);
+    if (_moving.erase(q)) _moved.notify_all();  // closed while a switch was moving it
   }
   delete q;
 }
@@ -136,7 +172,7 @@ void TcpTransport::add_queue(TransportStats& s, const TcpQueue& q) {
 }
 
 TransportStats TcpTransport::stats() const {
-  std::lock_guard lk(_mutex);
+  std::lock_guard<std::recursive_mutex> lk(_mutex);
   TransportStats s = _retired;
   for (auto* q : _queues) add_queue(s, *q);
   s.queues = static_cast<uint32_t>(_queues.size());

@@ -2,6 +2,7 @@
 // The NVMe/TCP transport: listening sockets, accepting connections, owning their queues.
 #include <atomic>
 #include <cstdint>
+#include <condition_variable>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -36,6 +37,17 @@ class TcpTransport {
   // Stops accepting. Queues are retired by the executor's stop().
   void stop_accepting();
 
+  // Live tuning. New connections go to the executor set last; moving existing queues is the
+  // caller's (Engine's) job, through Executor::release and TcpQueue::set_executor.
+  void set_executor(exec::Executor& e);
+  // Live switch: new connections go to `to`, and every queue is released by its executor at an
+  // io_work boundary and attached to `to`. Returns once all moved (or closed), or an error
+  // after timeout_ms.
+  std::string move_queues(exec::Executor& to, unsigned timeout_ms);
+  exec::Executor& executor() const;
+  void set_budgets(const Budgets& b) { _budgets.set(b); }
+  Budgets budgets() const { return _budgets.load(); }
+
   TransportStats stats() const;
 
  private:
@@ -45,14 +57,18 @@ class TcpTransport {
   static void add_queue(TransportStats& s, const TcpQueue& q);
 
   core::Target& _target;
-  exec::Executor& _executor;
+  exec::Executor* _executor;  // guarded by _mutex
   QueueLimits _limits;
-  Budgets _budgets;
+  LiveBudgets _budgets;
   std::vector<int> _listen_fds;
   int _epoll_fd = -1;
   int _stop_fd = -1;
   std::thread _thread;
-  mutable std::mutex _mutex;
+  // Recursive: a handover or a retirement may run on the thread that holds it (an executor
+  // that hands over or retires inline). Taken on connect, close and switch, never per command.
+  mutable std::recursive_mutex _mutex;
+  std::condition_variable_any _moved;
+  std::unordered_set<TcpQueue*> _moving;
   std::unordered_set<TcpQueue*> _queues;
   // Counters of queues already gone, so totals never go backwards.
   TransportStats _retired;

@@ -2,6 +2,7 @@
 #include "engine/tcp/queue.hpp"
 
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "engine/core/target.hpp"
@@ -23,10 +24,25 @@ TcpQueue::Slab::~Slab() {
   if (base) munmap(base, len);
 }
 
+void LiveBudgets::set(const Budgets& b) {
+  _recv.store(b.recv_pdus, std::memory_order_relaxed);
+  _send.store(b.send_pdus, std::memory_order_relaxed);
+  _ops.store(b.ops_per_pass, std::memory_order_relaxed);
+  _reap.store(b.reap_batch, std::memory_order_relaxed);
+  _deadline.store(b.deadline_us, std::memory_order_relaxed);
+  _bytes.store(b.bytes_per_pass, std::memory_order_relaxed);
+}
+
+Budgets LiveBudgets::load() const {
+  return Budgets{_recv.load(std::memory_order_relaxed), _send.load(std::memory_order_relaxed),
+                 _ops.load(std::memory_order_relaxed),  _reap.load(std::memory_order_relaxed),
+                 _bytes.load(std::memory_order_relaxed), _deadline.load(std::memory_order_relaxed)};
+}
+
 TcpQueue::TcpQueue(int fd, std::string peer, core::Target& target, exec::Executor& executor,
-                   const QueueLimits& limits, const Budgets& budgets)
-    : _fd(fd), _peer(std::move(peer)), _target(target), _executor(executor), _limits(limits),
-      _budgets(budgets), _slab(2 * size_t{limits.mdts_bytes} * limits.queue_depth),
+                   const QueueLimits& limits, const LiveBudgets& budgets)
+    : _fd(fd), _peer(std::move(peer)), _target(target), _executor(&executor), _limits(limits),
+      _live_budgets(budgets), _budgets(budgets.load()), _slab(2 * size_t{limits.mdts_bytes} * limits.queue_depth),
       _ioctx(limits.queue_depth), _sq(target, *this), _cmds(new Command[limits.queue_depth]),
       _rxbuf(new uint8_t[rx_buffer_size]) {
   const size_t slot = 2 * size_t{limits.mdts_bytes};
@@ -83,21 +99,51 @@ unsigned TcpQueue::reap(unsigned budget) {
   return _ioctx.reap(budget, [this](backend::Io& io) { _sq.on_backend_done(io); });
 }
 
-exec::Progress TcpQueue::io_work() {
+void TcpQueue::kick() {
+  std::lock_guard lk(_exec_mu);
+  _executor->schedule(*this);
+}
+
+void TcpQueue::set_executor(exec::Executor& e) {
+  std::lock_guard lk(_exec_mu);
+  _executor = &e;
+  _ring_watched = false;  // the new executor must watch the backend ring too
+}
+
+int TcpQueue::incoming_cpu() const {
+  int cpu = -1;
+  socklen_t len = sizeof cpu;
+  if (_fd < 0 || getsockopt(_fd, SOL_SOCKET, SO_INCOMING_CPU, &cpu, &len) != 0) return -1;
+  return cpu;
+}
+
+// One io_work pass: receive, submit, reap, send, in rounds of the budgets until nothing moves,
+// the op budget, the byte budget or the deadline is reached.
+exec::Progress TcpQueue::pass(unsigned max_rx_pdus) {
+  _budgets = _live_budgets.load();
+  exec_ready_ns.store(0, std::memory_order_relaxed);
   if (!_closing && _sq.poll_events()) _closing = true;  // controller died (KATO, admin gone)
-  unsigned ops = 0;
+  const uint64_t deadline = _budgets.deadline_us ? exec::monotonic_ns() + _budgets.deadline_us * 1000ull : 0;
+  unsigned ops = 0, rx_total = 0;
+  _pass_bytes = 0;
   bool progress = true;
-  while (progress && ops < _budgets.ops_per_pass) {
-    const unsigned rx = _closing ? 0 : rx_pass(_budgets.recv_pdus);
+  while (progress && ops < _budgets.ops_per_pass && rx_total < max_rx_pdus) {
+    const unsigned rx = _closing ? 0 : rx_pass(std::min(_budgets.recv_pdus, max_rx_pdus - rx_total));
     _ioctx.flush_submissions();
     const unsigned done = reap(_budgets.reap_batch);
     const unsigned tx = tx_pass(_budgets.send_pdus);
     progress = rx + done + tx > 0;
     ops += rx + done + tx;
+    rx_total += rx;
+    if (_budgets.bytes_per_pass && _pass_bytes >= _budgets.bytes_per_pass) break;
+    if (deadline && exec::monotonic_ns() >= deadline) break;
   }
+  exec_did_work = ops > 0;
+  if (!_admin.load(std::memory_order_relaxed) && _sq.connected() && _sq.qid() == 0)
+    _admin.store(true, std::memory_order_relaxed);
   if (!_ring_watched && _ioctx.notify_fd() >= 0) {
     _ring_watched = true;
-    _executor.watch_fd(*this, _ioctx.notify_fd());
+    _executor->watch_fd(*this, _ioctx.notify_fd());
   }
   // A closing queue flushes what it can (the C2HTermReq) but never waits on a peer that
   // stopped reading.

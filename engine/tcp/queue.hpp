@@ -7,6 +7,7 @@
 
 #include <array>
 #include <functional>
+#include <mutex>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -39,6 +40,21 @@ struct Budgets {
   unsigned send_pdus = 8;
   unsigned ops_per_pass = 64;
   unsigned reap_batch = 32;
+  uint32_t bytes_per_pass = 0;  // 0 = unlimited
+  unsigned deadline_us = 0;     // 0 = none
+};
+
+// Budgets shared by every queue of a transport and changed live: each pass reads them once
+// (relaxed loads; a pass may run with the previous values, never with torn ones per field).
+class LiveBudgets {
+ public:
+  explicit LiveBudgets(const Budgets& b) { set(b); }
+  void set(const Budgets& b);
+  Budgets load() const;
+
+ private:
+  std::atomic<unsigned> _recv{8}, _send{8}, _ops{64}, _reap{32}, _deadline{0};
+  std::atomic<uint32_t> _bytes{0};
 };
 
 inline constexpr uint32_t admin_icd_size = 8192;  // NVME_TCP_ADMIN_CCSZ: Connect and friends
@@ -53,18 +69,21 @@ struct QueueCounters {
 class TcpQueue final : public exec::Task, public core::TransportQueue {
  public:
   TcpQueue(int fd, std::string peer, core::Target& target, exec::Executor& executor,
-           const QueueLimits& limits, const Budgets& budgets);
+           const QueueLimits& limits, const LiveBudgets& budgets);
   ~TcpQueue() override;
 
   // exec::Task
-  exec::Progress io_work() override;
+  exec::Progress io_work() override { return pass(~0u); }
+  exec::Progress io_work_limited(unsigned max_pdus) override { return pass(max_pdus); }
+  int incoming_cpu() const override;
+  bool is_admin() const override { return _admin.load(std::memory_order_relaxed); }
   std::array<int, 2> fds() const override { return {_fd, _ioctx.notify_fd()}; }
   void retire() override;
 
   // core::TransportQueue
   void complete(core::Request& req) override;
   backend::IoContext& io_context() override { return _ioctx; }
-  void kick() override { _executor.schedule(*this); }
+  void kick() override;
   uint32_t in_capsule_size() const override;
   const char* peer() const override { return _peer.c_str(); }
 
@@ -74,6 +93,9 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   bool closing() const { return _closing; }
   const QueueCounters& counters() const { return _counters; }
   const core::SubmissionQueue& sq() const { return _sq; }
+  // Live switching: the executor this queue now belongs to (called during handover, while no
+  // io_work runs).
+  void set_executor(exec::Executor& e);
   // Called by the owner after retire(); the owner deletes the queue.
   void set_retire_hook(std::function<void(TcpQueue*)> hook) { _retire_hook = std::move(hook); }
   // Bytes this queue reserved (slots, buffers): stated in docs, checked in tests.
@@ -113,6 +135,7 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   void queue_control(uint8_t* pdu, size_t len);
 
   // queue.cpp
+  exec::Progress pass(unsigned max_rx_pdus);
   Command* alloc_command();
   void free_command(Command& c);
   void set_state(Command& c, CmdState s);
@@ -122,9 +145,15 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   int _fd;
   std::string _peer;
   core::Target& _target;
-  exec::Executor& _executor;
+  // Kicks come from other threads while a live switch may replace the executor: the pointer
+  // is guarded (kicks are control-path events, never per command).
+  std::mutex _exec_mu;
+  exec::Executor* _executor;
   QueueLimits _limits;
-  Budgets _budgets;
+  const LiveBudgets& _live_budgets;
+  Budgets _budgets;  // this pass's copy
+  std::atomic<bool> _admin{false};
+  uint64_t _pass_bytes = 0;
   // Command data buffers: one mapping, 2 x MDTS per slot (data + Compare scratch), reserved
   // but committed only where transfers touch it. Declared before _ioctx so it outlives any
   // backend I/O still in flight when the queue is destroyed.

@@ -26,6 +26,7 @@ unsigned TcpQueue::rx_pass(unsigned budget) {
     const ssize_t n = ::recv(_fd, win.data(), win.size(), MSG_DONTWAIT);
     if (n > 0) {
       _counters.bytes_rx.add(static_cast<uint64_t>(n));
+      _pass_bytes += static_cast<uint64_t>(n);
       rx_commit(static_cast<size_t>(n));
       pdus += rx_process(budget - pdus);
       continue;

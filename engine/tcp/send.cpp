@@ -106,6 +106,7 @@ unsigned TcpQueue::tx_pass(unsigned budget) {
     return 0;
   }
   _counters.bytes_tx.add(static_cast<uint64_t>(n));
+  _pass_bytes += static_cast<uint64_t>(n);
   size_t left = static_cast<size_t>(n) + _tx_off;
   unsigned done = 0;
   while (_tx_count > 0) {

@@ -37,6 +37,7 @@
 #include <thread>
 
 #include "engine/exec/event/task_mpsc.hpp"
+#include "engine/exec/thread_control.hpp"
 
 namespace exec {
 namespace event {
@@ -64,6 +65,8 @@ struct alignas(64) WorkerCounters {
   std::atomic<uint64_t> io_work_passes{0};
   std::atomic<uint64_t> wakeups{0};
   std::atomic<uint64_t> epoll_waits{0};
+  std::atomic<uint64_t> busy_passes{0};
+  std::atomic<uint64_t> idle_passes{0};
 };
 
 inline void bump(std::atomic<uint64_t>& counter) {
@@ -72,12 +75,16 @@ inline void bump(std::atomic<uint64_t>& counter) {
 
 class Worker {
  public:
-  explicit Worker(unsigned index);
+  Worker(unsigned index, std::vector<unsigned> cpus, const EventExecutorConfig& cfg);
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
 
-  void start() { _thread = std::thread([this] { run(); }); }
+  // Returns once the thread runs, pinned and prioritised: threads() is then accurate.
+  void start() {
+    _thread = std::thread([this] { run(); });
+    while (_tid.load(std::memory_order_acquire) == 0) std::this_thread::yield();
+  }
   void join() {
     if (_thread.joinable()) _thread.join();
   }
@@ -85,7 +92,15 @@ class Worker {
 
   // Any thread (control path). enqueue_attach returns false once the worker is stopping.
   bool enqueue_attach(Task& task);
+  bool enqueue_release(Task& task, std::function<void(Task&)> handover);
   void request_stop();
+  // Control path, any thread: re-pin and re-prioritise the running thread in place.
+  std::string set_cpus(std::vector<unsigned> cpus);
+  std::string set_priority(Priority p);
+  void set_busy_poll_ns(uint64_t ns) { _busy_poll_ns.store(ns, std::memory_order_relaxed); }
+  Executor::ThreadInfo info() const;
+  std::vector<Task*> tasks_snapshot() const;
+  size_t task_count() const { return _task_count.load(std::memory_order_relaxed); }
   // Any thread other than this worker; task.exec_scheduled already set by the caller.
   void push_remote(Task& task) {
     if (_remote.push(task) && _sleeping.load(std::memory_order_seq_cst)) wake();
@@ -96,7 +111,9 @@ class Worker {
 
   ExecStats stats() const {
     return {_counters.io_work_passes.load(std::memory_order_relaxed),
-            _counters.wakeups.load(std::memory_order_relaxed)};
+            _counters.wakeups.load(std::memory_order_relaxed),
+            _counters.busy_passes.load(std::memory_order_relaxed),
+            _counters.idle_passes.load(std::memory_order_relaxed)};
   }
   uint64_t epoll_waits() const { return _counters.epoll_waits.load(std::memory_order_relaxed); }
 
@@ -109,11 +126,17 @@ class Worker {
   void run_batch();
   void run_task(Task& task);
   void detach(Task& task);
+  void release_now(Task& task, const std::function<void(Task&)>& handover);
+  void drop_from_lists(Task& task);
   void shutdown();
   void add_fd(Task& task, int fd);
   void register_task(Task& task);
   void unregister_task(Task& task);
   void reserve_lists();
+  void publish_tasks();
+  static void mark_ready(Task& t, uint64_t now) {
+    if (t.exec_ready_ns.load(std::memory_order_relaxed) == 0) t.exec_ready_ns.store(now, std::memory_order_relaxed);
+  }
   void wake();
   void drain_eventfd();
 
@@ -122,8 +145,10 @@ class Worker {
   std::atomic<bool> _sleeping{false};
 
   // Control path.
-  alignas(64) std::mutex _ctl_mu;
+  alignas(64) mutable std::mutex _ctl_mu;
   std::vector<Task*> _ctl_attach;  // guarded by _ctl_mu
+  std::vector<std::pair<Task*, std::function<void(Task&)>>> _ctl_release;  // guarded by _ctl_mu
+  std::vector<Task*> _task_view;   // guarded by _ctl_mu: what tasks() reports
   bool _ctl_stop = false;          // guarded by _ctl_mu
   std::atomic<bool> _ctl_pending{false};
 
@@ -131,6 +156,14 @@ class Worker {
   alignas(64) const unsigned _index;
   int _epfd = -1;
   int _evfd = -1;
+  std::string _name;
+  std::vector<unsigned> _cpus;   // guarded by _ctl_mu after start
+  Priority _priority;            // guarded by _ctl_mu after start
+  std::atomic<int> _tid{0};
+  std::atomic<uint64_t> _busy_poll_ns{0};
+  std::atomic<size_t> _task_count{0};
+  uint64_t _last_work_ns = 0;    // worker thread only
+  bool _polling = false;         // worker thread only: this iteration busy-polls
 
   // Worker thread only.
   std::vector<Task*> _tasks;   // attached to this worker
@@ -150,7 +183,9 @@ thread_local const Worker* tl_worker = nullptr;
 
 bool Worker::on_this_thread() const { return tl_worker == this; }
 
-Worker::Worker(unsigned index) : _index(index) {
+Worker::Worker(unsigned index, std::vector<unsigned> cpus, const EventExecutorConfig& cfg)
+    : _index(index), _cpus(std::move(cpus)), _priority(cfg.priority), _busy_poll_ns(cfg.busy_poll_ns) {
+  _name = cfg.thread_prefix + "/" + std::to_string(index);
   _epfd = epoll_create1(EPOLL_CLOEXEC);
   if (_epfd < 0) throw sys_error("epoll_create1");
   _evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -199,6 +234,41 @@ bool Worker::enqueue_attach(Task& task) {
   return true;
 }
 
+bool Worker::enqueue_release(Task& task, std::function<void(Task&)> handover) {
+  {
+    std::lock_guard lock(_ctl_mu);
+    if (_ctl_stop) return false;
+    _ctl_release.emplace_back(&task, std::move(handover));
+    _ctl_pending.store(true, std::memory_order_release);
+  }
+  wake();
+  return true;
+}
+
+std::string Worker::set_cpus(std::vector<unsigned> cpus) {
+  std::lock_guard lock(_ctl_mu);
+  _cpus = std::move(cpus);
+  const int tid = _tid.load();
+  return tid ? pin_thread(tid, _cpus) : std::string();
+}
+
+std::string Worker::set_priority(Priority p) {
+  std::lock_guard lock(_ctl_mu);
+  _priority = p;
+  const int tid = _tid.load();
+  return tid ? set_thread_priority(tid, p) : std::string();
+}
+
+Executor::ThreadInfo Worker::info() const {
+  std::lock_guard lock(_ctl_mu);
+  return {_tid.load(), _name, "worker", _cpus};
+}
+
+std::vector<Task*> Worker::tasks_snapshot() const {
+  std::lock_guard lock(_ctl_mu);
+  return _task_view;
+}
+
 void Worker::request_stop() {
   {
     std::lock_guard lock(_ctl_mu);
@@ -210,9 +280,15 @@ void Worker::request_stop() {
 
 void Worker::run() {
   tl_worker = this;
-  char name[16];
-  std::snprintf(name, sizeof name, "nvmt-ev/%u", _index);
-  pthread_setname_np(pthread_self(), name);
+  pthread_setname_np(pthread_self(), _name.substr(0, 15).c_str());
+  {
+    std::lock_guard lock(_ctl_mu);
+    const int tid = current_tid();
+    // Failing to pin or prioritise is reported by the control plane; the worker still runs.
+    (void)pin_thread(tid, _cpus);
+    (void)set_thread_priority(tid, _priority);
+    _tid.store(tid);
+  }
 
   std::array<epoll_event, kMaxEvents> events;
   for (;;) {
@@ -227,7 +303,13 @@ void Worker::run() {
 
 int Worker::wait_events(epoll_event* events) {
   int timeout = 0;
-  if (_ready.empty() && _kicked.empty()) {
+  const uint64_t poll_ns = _busy_poll_ns.load(std::memory_order_relaxed);
+  _polling = poll_ns > 0 && monotonic_ns() - _last_work_ns < poll_ns;
+  if (_polling) {
+    // Busy-poll: every queue runs each iteration; epoll is only drained, never slept on.
+    _batch.clear();
+    _batch.insert(_batch.end(), _tasks.begin(), _tasks.end());
+  } else if (_ready.empty() && _kicked.empty()) {
     _sleeping.store(true, std::memory_order_seq_cst);
     if (_remote.empty()) timeout = -1;
   }
@@ -251,7 +333,9 @@ void Worker::take_scheduled(Task* task) {
 // Builds _batch: tasks that returned more first (they waited longest), then local and remote
 // kicks in FIFO order, then tasks with epoll events.
 void Worker::gather(const epoll_event* events, int n) {
-  _batch.clear();
+  const uint64_t now = monotonic_ns();
+  if (!_polling) _batch.clear();
+  for (Task* t : _ready) mark_ready(*t, now);
   _batch.insert(_batch.end(), _ready.begin(), _ready.end());
   _ready.clear();
   for (Task* t : _kicked) take_scheduled(t);
@@ -263,10 +347,12 @@ void Worker::gather(const epoll_event* events, int n) {
   }
   for (int i = 0; i < n; ++i) {
     auto* task = static_cast<Task*>(events[i].data.ptr);
-    if (task == nullptr)
+    if (task == nullptr) {
       drain_eventfd();
-    else
+    } else {
+      mark_ready(*task, now);
       _batch.push_back(task);
+    }
   }
 }
 
@@ -281,14 +367,33 @@ bool Worker::take_control() {
     incoming.swap(_ctl_attach);
     stop = _ctl_stop;
   }
+  std::vector<std::pair<Task*, std::function<void(Task&)>>> releases;
+  {
+    std::lock_guard lock(_ctl_mu);
+    releases.swap(_ctl_release);
+  }
   for (Task* task : incoming) {
     _tasks.push_back(task);
     if (stop) continue;
+    // A task handed over from another executor arrives holding the exec_scheduled token (see
+    // Executor::release); it runs once now, which covers any kick dropped during the move.
+    task->exec_scheduled.store(false, std::memory_order_release);
     register_task(*task);
     _batch.push_back(task);
   }
+  // Releases come after attaches: a task attached and released in one go still moves on.
+  for (auto& [task, handover] : releases) {
+    if (std::find(_tasks.begin(), _tasks.end(), task) != _tasks.end()) release_now(*task, handover);
+  }
+  publish_tasks();
   reserve_lists();
   return !stop;
+}
+
+void Worker::publish_tasks() {
+  std::lock_guard lock(_ctl_mu);
+  _task_view = _tasks;
+  _task_count.store(_tasks.size(), std::memory_order_relaxed);
 }
 
 // A task is listed at most once in _ready (it runs once per iteration) and once in _kicked or
@@ -320,7 +425,16 @@ void Worker::run_batch() {
 
 void Worker::run_task(Task& task) {
   bump(_counters.io_work_passes);
-  switch (task.io_work()) {
+  const Progress p = task.io_work();
+  if (p != Progress::closed) {
+    if (task.exec_did_work) {
+      bump(_counters.busy_passes);
+      _last_work_ns = monotonic_ns();
+    } else {
+      bump(_counters.idle_passes);
+    }
+  }
+  switch (p) {
     case Progress::idle:
       break;
     case Progress::more:
@@ -337,6 +451,12 @@ void Worker::run_task(Task& task) {
 // onto _remote (or _kicked). The task may be freed by retire(), so first empty _remote: drop the
 // dying task, move the others to _kicked (still holding their token; they run next iteration).
 void Worker::detach(Task& task) {
+  drop_from_lists(task);
+  publish_tasks();
+  task.retire();  // may delete the task: never touch it again
+}
+
+void Worker::drop_from_lists(Task& task) {
   unregister_task(task);
   for (Task* t = _remote.take_all(); t != nullptr;) {
     Task* next = t->exec_next;
@@ -346,7 +466,16 @@ void Worker::detach(Task& task) {
   std::erase(_ready, &task);
   std::erase(_kicked, &task);
   std::erase(_tasks, &task);
-  task.retire();  // may delete the task: never touch it again
+  std::erase(_batch, &task);
+}
+
+// Live switching: called between passes, so io_work is not running. The task keeps (or takes)
+// the exec_scheduled token so kicks during the move are dropped instead of queued here.
+void Worker::release_now(Task& task, const std::function<void(Task&)>& handover) {
+  task.exec_scheduled.store(true, std::memory_order_release);
+  drop_from_lists(task);
+  task.exec_worker = -1;
+  handover(task);
 }
 
 // Stop: every attached task is retired, whether or not it has work pending.
@@ -357,10 +486,18 @@ void Worker::shutdown() {
   _batch.clear();
   std::vector<Task*> tasks;
   tasks.swap(_tasks);
+  publish_tasks();
   for (Task* task : tasks) {
     unregister_task(*task);
     task->retire();
   }
+  // Releases that arrived with the stop: the task is not ours any more, hand it on.
+  std::vector<std::pair<Task*, std::function<void(Task&)>>> releases;
+  {
+    std::lock_guard lock(_ctl_mu);
+    releases.swap(_ctl_release);
+  }
+  releases.clear();  // their tasks were just retired with the others
 }
 
 void Worker::add_fd(Task& task, int fd) {
@@ -392,18 +529,48 @@ void Worker::watch(Task& task, int fd) {
 
 }  // namespace event
 
-EventExecutor::EventExecutor(const EventExecutorConfig& cfg) {
+EventExecutor::EventExecutor(const EventExecutorConfig& cfg) : _cfg(cfg) {
   unsigned n = cfg.threads != 0 ? cfg.threads : std::thread::hardware_concurrency();
+  if (!cfg.worker_cpus.empty()) n = static_cast<unsigned>(cfg.worker_cpus.size());
   if (n == 0) n = 1;
   _workers.reserve(n);
-  for (unsigned i = 0; i < n; ++i) _workers.push_back(std::make_unique<event::Worker>(i));
+  for (unsigned i = 0; i < n; ++i) {
+    std::vector<unsigned> cpus = cfg.worker_cpus.empty() ? std::vector<unsigned>{} : cfg.worker_cpus[i];
+    _workers.push_back(std::make_unique<event::Worker>(i, std::move(cpus), cfg));
+  }
   for (auto& worker : _workers) worker->start();
+}
+
+// Placement happens once, at attach: a queue then stays on its worker (bound/poll semantics).
+unsigned EventExecutor::pick_worker(Task& task) {
+  const unsigned n = static_cast<unsigned>(_workers.size());
+  if (_cfg.placement == Placement::incoming_cpu) {
+    const int cpu = task.incoming_cpu();
+    for (unsigned i = 0; cpu >= 0 && i < n; ++i) {
+      const auto& cpus = _cfg.worker_cpus.empty() ? std::vector<unsigned>{} : _cfg.worker_cpus[i];
+      if (cpus.size() == 1 && cpus[0] == static_cast<unsigned>(cpu)) return i;
+    }
+  } else if (_cfg.placement == Placement::least_loaded) {
+    // Fewest I/O queues, then fewest queues in total; admin queues are counted apart.
+    unsigned best = 0;
+    size_t best_io = SIZE_MAX, best_all = SIZE_MAX;
+    for (unsigned i = 0; i < n; ++i) {
+      size_t io = 0, all = 0;
+      for (Task* t : _workers[i]->tasks_snapshot()) {
+        ++all;
+        io += t->is_admin() ? 0 : 1;
+      }
+      if (io < best_io || (io == best_io && all < best_all)) best = i, best_io = io, best_all = all;
+    }
+    return best;
+  }
+  return _next_worker.fetch_add(1, std::memory_order_relaxed) % n;
 }
 
 EventExecutor::~EventExecutor() { stop(); }
 
 void EventExecutor::attach(Task& task) {
-  unsigned index = _next_worker.fetch_add(1, std::memory_order_relaxed) % _workers.size();
+  const unsigned index = pick_worker(task);
   task.exec_worker = static_cast<int>(index);
   if (!_workers[index]->enqueue_attach(task)) task.retire();  // already stopped
 }
@@ -412,6 +579,8 @@ void EventExecutor::schedule(Task& task) {
   assert(task.exec_worker >= 0 && size_t(task.exec_worker) < _workers.size() &&
          "schedule() before attach()");
   if (task.exec_scheduled.exchange(true, std::memory_order_acq_rel)) return;  // already pending
+  if (task.exec_ready_ns.load(std::memory_order_relaxed) == 0)
+    task.exec_ready_ns.store(monotonic_ns(), std::memory_order_relaxed);
   event::Worker& worker = *_workers[task.exec_worker];
   if (worker.on_this_thread())
     worker.push_local(task);
@@ -432,6 +601,44 @@ void EventExecutor::stop() {
   _stopped = true;
   for (auto& worker : _workers) worker->request_stop();
   for (auto& worker : _workers) worker->join();
+}
+
+void EventExecutor::release(Task& task, std::function<void(Task&)> handover) {
+  const int w = task.exec_worker;
+  if (w < 0 || !_workers[static_cast<size_t>(w)]->enqueue_release(task, handover)) handover(task);
+}
+
+std::vector<Task*> EventExecutor::tasks() const {
+  std::vector<Task*> out;
+  for (const auto& w : _workers) {
+    auto t = w->tasks_snapshot();
+    out.insert(out.end(), t.begin(), t.end());
+  }
+  return out;
+}
+
+std::vector<Executor::ThreadInfo> EventExecutor::threads() const {
+  std::vector<ThreadInfo> out;
+  for (const auto& w : _workers) out.push_back(w->info());
+  return out;
+}
+
+std::string EventExecutor::reconfigure(const EventExecutorConfig& cfg) {
+  if (cfg.mode != _cfg.mode || cfg.placement != _cfg.placement)
+    return "a different mode or placement needs a switch";
+  const size_t n = cfg.worker_cpus.empty() ? (cfg.threads ? cfg.threads : _workers.size()) : cfg.worker_cpus.size();
+  if (n != _workers.size()) return "a different number of workers needs a switch";
+  std::string err;
+  for (size_t i = 0; i < _workers.size(); ++i) {
+    auto cpus = cfg.worker_cpus.empty() ? std::vector<unsigned>{} : cfg.worker_cpus[i];
+    if (auto e = _workers[i]->set_cpus(std::move(cpus)); !e.empty()) err = e;
+    if (auto e = _workers[i]->set_priority(cfg.priority); !e.empty()) err = e;
+    _workers[i]->set_busy_poll_ns(cfg.busy_poll_ns);
+  }
+  _cfg.worker_cpus = cfg.worker_cpus;
+  _cfg.priority = cfg.priority;
+  _cfg.busy_poll_ns = cfg.busy_poll_ns;
+  return err;
 }
 
 std::vector<ExecStats> EventExecutor::stats() const {

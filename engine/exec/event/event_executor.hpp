@@ -27,7 +27,7 @@ class EventExecutor final : public Executor {
   EventExecutor(const EventExecutor&) = delete;
   EventExecutor& operator=(const EventExecutor&) = delete;
 
-  std::string name() const override { return "event"; }
+  std::string name() const override { return _cfg.mode; }
   // Any thread. The task runs once on its worker soon after. After stop(), the task is retired
   // at once on the calling thread.
   void attach(Task& task) override;
@@ -38,6 +38,12 @@ class EventExecutor final : public Executor {
   void watch_fd(Task& task, int fd) override;
   // Any thread except a worker of this executor. Retires every attached task, joins workers.
   void stop() override;
+  void release(Task& task, std::function<void(Task&)> handover) override;
+  std::vector<Task*> tasks() const override;
+  std::vector<ThreadInfo> threads() const override;
+  // Live, in place: new CPUs per worker (same worker count), priority and busy-poll period.
+  // Returns an error message, empty on success.
+  std::string reconfigure(const EventExecutorConfig& cfg);
 
   unsigned worker_count() const { return static_cast<unsigned>(_workers.size()); }
   // One entry per worker, read with relaxed loads (a live, not a consistent, snapshot).
@@ -46,6 +52,9 @@ class EventExecutor final : public Executor {
   std::vector<uint64_t> epoll_waits() const;
 
  private:
+  unsigned pick_worker(Task& task);
+
+  EventExecutorConfig _cfg;
   std::vector<std::unique_ptr<event::Worker>> _workers;
   std::atomic<unsigned> _next_worker{0};
   std::mutex _stop_mu;

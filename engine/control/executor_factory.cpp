@@ -1,0 +1,110 @@
+#include "engine/control/executor_factory.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+
+#include "engine/exec/event/event_executor.hpp"
+
+namespace control {
+namespace {
+
+std::vector<unsigned> mask_of(const ThreadingConfig& t) { return t.cpus.empty() ? allowed_cpus() : t.cpus; }
+
+exec::Priority priority_of(const std::string& p) {
+  if (p == "nice") return exec::Priority::nice;
+  if (p == "fifo") return exec::Priority::fifo;
+  return exec::Priority::normal;
+}
+
+// bound: one worker per CPU of the mask, pinned there; queues go to the worker of the CPU that
+// received their packets (or round-robin).
+exec::EventExecutorConfig bound_config(const ThreadingConfig& t) {
+  exec::EventExecutorConfig c;
+  for (unsigned cpu : mask_of(t)) c.worker_cpus.push_back({cpu});
+  c.placement = t.queue_cpu == "round_robin" ? exec::Placement::round_robin : exec::Placement::incoming_cpu;
+  c.mode = "bound";
+  c.thread_prefix = "nvmt-bnd";
+  return c;
+}
+
+// poll: dedicated polling threads, thread i on first_core + i (or free over the mask), busy
+// for idle_poll_us after the last work, least-loaded placement.
+exec::EventExecutorConfig poll_config(const ThreadingConfig& t) {
+  exec::EventExecutorConfig c;
+  const auto mask = mask_of(t);
+  const unsigned n = t.threads ? t.threads : static_cast<unsigned>(mask.size());
+  for (unsigned i = 0; i < n; ++i) {
+    if (t.first_core >= 0) c.worker_cpus.push_back({static_cast<unsigned>(t.first_core) + i});
+    else c.worker_cpus.push_back(mask);
+  }
+  c.placement = exec::Placement::least_loaded;
+  c.busy_poll_ns = uint64_t{t.idle_poll_us} * 1000;
+  c.priority = priority_of(t.priority);
+  c.mode = "poll";
+  c.thread_prefix = "nvmt-poll";
+  return c;
+}
+
+}  // namespace
+
+std::vector<unsigned> allowed_cpus() {
+  static const std::vector<unsigned> cpus = [] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    std::vector<unsigned> out;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+      for (unsigned c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &set)) out.push_back(c);
+    if (out.empty()) out.push_back(0);
+    return out;
+  }();
+  return cpus;
+}
+
+std::vector<ConfigError> check_threading(const ThreadingConfig& t, const std::string& path) {
+  std::vector<ConfigError> errs;
+  const auto allowed = allowed_cpus();
+  auto allowed_text = format_cpu_list(allowed);
+  for (unsigned c : t.cpus)
+    if (std::find(allowed.begin(), allowed.end(), c) == allowed.end())
+      errs.push_back({path + ".cpumask", "CPU " + std::to_string(c) + " is not available (available: " + allowed_text + ")"});
+  if (t.mode == "poll" && t.first_core >= 0) {
+    const unsigned n = t.threads ? t.threads : static_cast<unsigned>(mask_of(t).size());
+    for (unsigned i = 0; i < n; ++i) {
+      const unsigned c = static_cast<unsigned>(t.first_core) + i;
+      if (std::find(allowed.begin(), allowed.end(), c) == allowed.end()) {
+        errs.push_back({path + ".first_core", "poll thread " + std::to_string(i) + " would need CPU " +
+                                                  std::to_string(c) + ", which is not available (available: " +
+                                                  allowed_text + ")"});
+        break;
+      }
+    }
+  }
+  if (t.mode != "bound" && t.mode != "poll" && t.mode != "unbound" && t.mode != "inline")
+    errs.push_back({path + ".mode", "unknown mode \"" + t.mode + "\" (bound, unbound, poll, inline)"});
+  if (t.io_mechanism != "epoll")
+    errs.push_back({path + ".io_mechanism", "\"" + t.io_mechanism + "\" is not available in this build (epoll)"});
+  return errs;
+}
+
+std::unique_ptr<exec::Executor> make_executor(const ThreadingConfig& t, std::string& error) {
+  if (t.mode == "bound") return std::make_unique<exec::EventExecutor>(bound_config(t));
+  if (t.mode == "poll") return std::make_unique<exec::EventExecutor>(poll_config(t));
+  error = "execution mode \"" + t.mode + "\" is not available in this build";
+  return nullptr;
+}
+
+bool reconfigure_in_place(exec::Executor& exec, const ThreadingConfig& current, const ThreadingConfig& t,
+                          std::string& error) {
+  if (t.mode != current.mode) return false;
+  auto* ev = dynamic_cast<exec::EventExecutor*>(&exec);
+  if (!ev) return false;
+  const auto cfg = t.mode == "bound" ? bound_config(t) : poll_config(t);
+  const auto cur = t.mode == "bound" ? bound_config(current) : poll_config(current);
+  if (cfg.worker_cpus.size() != cur.worker_cpus.size() || cfg.placement != cur.placement) return false;
+  error = ev->reconfigure(cfg);
+  return true;
+}
+
+}  // namespace control

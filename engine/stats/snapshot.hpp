@@ -1,0 +1,57 @@
+#pragma once
+// One closed sampling interval: what the sampler hands to every sink (store, GUI, control
+// socket). Plain data, copied freely; no Qt.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/stats/histogram_data.hpp"
+
+namespace stats {
+
+// Latency histograms are in nanoseconds; counters are deltas over the interval unless the
+// name says "total".
+struct QueueRow {
+  uint64_t queue_id = 0;     // engine-wide queue number (stable while connected)
+  uint16_t qid = 0;          // NVMe queue ID (0 = admin)
+  uint16_t cntlid = 0;
+  std::string subnqn;
+  std::string peer;
+  int worker = -1;           // worker index running its io_work now (-1 = none)
+  uint64_t commands = 0, read_bytes = 0, write_bytes = 0, pdus_rx = 0, pdus_tx = 0;
+  HistogramData queue_wait;  // readiness/enqueue -> io_work start (the engine's wqlat)
+  HistogramData read_latency, write_latency, other_latency;  // capsule complete -> response queued
+  HistogramData backend_latency;
+};
+
+struct WorkerRow {
+  unsigned index = 0;
+  int tid = 0;
+  std::string name;
+  std::vector<unsigned> cpus_allowed;
+  uint64_t io_work_passes = 0, busy_passes = 0, idle_passes = 0, wakeups = 0;
+  uint64_t cpu_ns = 0;       // CPU time used in the interval (kernel's per-thread clock)
+  uint32_t queues = 0;       // queues placed on this worker now
+};
+
+struct Snapshot {
+  uint64_t seq = 0;          // interval number since engine start
+  int64_t time_ns = 0;       // CLOCK_REALTIME at the interval end
+  uint64_t interval_ns = 0;
+  std::string mode;          // execution model during the interval
+  std::vector<QueueRow> queues;
+  std::vector<WorkerRow> workers;
+  QueueRow total;            // all queues, including those gone during the interval
+  uint64_t iops() const { return interval_ns ? total.commands * 1'000'000'000ull / interval_ns : 0; }
+};
+
+// A configuration change, connect/disconnect, probe attach...: kept with its time so plots can
+// show what changed when.
+struct Event {
+  uint64_t seq = 0;
+  int64_t time_ns = 0;       // CLOCK_REALTIME
+  std::string kind;          // "threading", "budgets", "connect", "disconnect", "namespace", ...
+  std::string detail_json;   // a JSON object with the specifics
+};
+
+}  // namespace stats
