@@ -78,7 +78,7 @@ class LoopbackTest : public ::testing::Test {
     ns.block_size = block;
     s.namespaces.push_back(ns);
     c.subsystems.push_back(s);
-    c.exec.threads = 2;
+    c.threading.mode = "bound";  // one pinned worker per CPU
     _engine = std::make_unique<engine::Engine>(c);
     const auto errs = _engine->start();
     for (const auto& e : errs) ADD_FAILURE() << "engine start: " << e.path << ": " << e.message;
