@@ -186,7 +186,7 @@ size_t write_term_req(std::span<uint8_t> out, PduType type, const TermReq& t,
   put_common(out, type, 0, term_hlen, 0, static_cast<uint32_t>(term_hlen + n));
   put_le(out.data(), 8, static_cast<uint16_t>(t.fes));
   put_le(out.data(), 10, t.fei);
-  std::memcpy(out.data() + term_hlen, offending.data(), n);
+  if (n) std::memcpy(out.data() + term_hlen, offending.data(), n);  // data() may be null when empty
   return term_hlen + n;
 }
 

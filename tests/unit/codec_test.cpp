@@ -552,6 +552,13 @@ TEST(CheckCommon, NonIcPduBeforeConnectionIsSequenceError) {
   expect_error(hdr(PduType::r2t, 0, 24, 0, 24), Role::host, before_ic(), Fes::pdu_sequence_error, 0);
 }
 
+TEST(CheckCommon, TermReqIsValidBeforeTheIcExchange) {
+  // A controller that refuses an ICReq answers with a C2HTermReq instead of an ICResp; the
+  // host must be able to read it (and the controller an H2CTermReq) at any point.
+  expect_ok(hdr(PduType::c2h_term_req, 0, 24, 0, 24 + 128), Role::host, before_ic());
+  expect_ok(hdr(PduType::h2c_term_req, 0, 24, 0, 24), Role::controller, before_ic());
+}
+
 TEST(CheckCommon, BadHlenFei2) {
   const auto c = Role::controller, h = Role::host;
   expect_error(hdr(PduType::icreq, 0, 127, 0, 128), c, before_ic(), Fes::invalid_header_field, field::hlen);
