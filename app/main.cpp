@@ -2,6 +2,7 @@
 //   nvmetune            GUI when a display exists (and the GUI is built), else `serve` on the
 //                       embedded default
 //   nvmetune serve      the headless engine (serve.cpp)
+//   nvmetune ctl        the control socket's client (ctl.cpp)
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
@@ -9,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "app/ctl.hpp"
 #include "app/exit_code.hpp"
 #include "app/serve.hpp"
 #ifdef NVMETUNE_HAVE_GUI
@@ -32,8 +34,15 @@ std::function<int()> attach_serve(CLI::App& cmd) {
   return [opts] { return app::run_serve_command(*opts); };
 }
 
+std::function<int()> attach_ctl(CLI::App& cmd) {
+  auto opts = std::make_shared<app::CtlOptions>();
+  app::add_ctl_options(cmd, *opts);
+  return [opts] { return app::run_ctl(*opts); };
+}
+
 constexpr Subcommand subcommands[] = {
     {"serve", "Run the NVMe/TCP target headless until SIGINT/SIGTERM.", attach_serve},
+    {"ctl", "Query or tune a running engine over its control socket (JSON-RPC).", attach_ctl},
 };
 
 bool display_available() {

@@ -11,9 +11,12 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include "app/exit_code.hpp"
+#include "engine/control/rpc_methods.hpp"
+#include "engine/control/rpc_server.hpp"
 
 namespace app {
 
@@ -78,7 +81,7 @@ Overrides apply_overrides(const ServeOptions& opts, control::Config& cfg) {
     first_subsystem(cfg).namespaces = {ns};
   }
   if (!opts.nqn.empty()) first_subsystem(cfg).nqn = opts.nqn;
-  if (opts.threads) cfg.exec.threads = *opts.threads;
+  if (opts.threads) cfg.threading.threads = *opts.threads;
   return o;
 }
 
@@ -94,7 +97,7 @@ std::string option_for(const std::string& path, const ServeOptions& opts, const 
   }
   if (!opts.ram.empty() && within(path, "$.subsystems[0].namespaces[0]")) return "--ram";
   if (!opts.nqn.empty() && path == "$.subsystems[0].nqn") return "--nqn";
-  if (opts.threads && path == "$.exec.threads") return "--threads";
+  if (opts.threads && path == "$.threading.threads") return "--threads";
   return path;
 }
 
@@ -148,12 +151,40 @@ void print_connect_lines(const engine::ListenerInfo& l, const control::Config& c
   }
 }
 
-void print_banner(const engine::Engine& engine) {
+void print_control_socket(const control::RpcServer& rpc) {
+  const bool is_default = rpc.path() == control::default_control_socket_path();
+  std::printf("nvmetune: control socket %s\n", rpc.path().c_str());
+  std::printf("  nvmetune ctl %s%sengine.info\n", is_default ? "" : "--socket ", is_default ? "" : (rpc.path() + " ").c_str());
+}
+
+void print_banner(const engine::Engine& engine, const control::RpcServer* rpc) {
   const auto& cfg = engine.config();
   for (const auto& s : cfg.subsystems) print_subsystem(s);
   for (const auto& l : engine.listeners()) print_connect_lines(l, cfg);
+  if (rpc) print_control_socket(*rpc);
   std::printf("nvmetune: ready\n");
   std::fflush(stdout);  // scripts wait for the ready line through a pipe
+}
+
+// Starts the control socket next to engine. nullptr when disabled or when the default path is
+// taken (a warning); sets `fatal` when an explicitly given path could not be used.
+std::unique_ptr<control::RpcServer> start_control_socket(engine::Engine& engine, const ControlSocketOptions& opts,
+                                                         bool& fatal) {
+  fatal = false;
+  if (!opts.enabled) return nullptr;
+  control::RpcServerOptions ro;
+  ro.path = opts.path.empty() ? control::default_control_socket_path() : opts.path;
+  auto log = stderr_log_sink();
+  ro.log = [log](std::string_view text) { log(engine::LogLevel::warning, text); };
+  auto rpc = std::make_unique<control::RpcServer>(
+      control::make_engine_methods(engine, {NVMETUNE_VERSION, ro.path, std::chrono::steady_clock::now()}), ro);
+  if (auto err = rpc->start(); !err.empty()) {
+    fatal = !opts.path.empty();
+    std::fprintf(stderr, "nvmetune: %s control socket: %s\n", fatal ? "cannot create the" : "warning: no", err.c_str());
+    if (!fatal) std::fprintf(stderr, "  (pass --control-socket PATH for another one, or --no-control-socket)\n");
+    return nullptr;
+  }
+  return rpc;
 }
 
 // Waits for a stop signal; returns it, or 0 if the engine stopped on its own.
@@ -187,11 +218,19 @@ void add_serve_options(CLI::App& cmd, ServeOptions& opts) {
       ->type_name("SIZE");
   cmd.add_option("--nqn", opts.nqn, "Rename the first subsystem (must start with \"nqn.\").")->type_name("NQN");
   cmd.add_option("--threads", opts.threads, "Engine worker threads (0 = one per online CPU).")->type_name("N");
+  auto* socket = cmd.add_option("--control-socket", opts.control.path,
+                                "The control socket (JSON-RPC, mode 0600) for `nvmetune ctl`.\n"
+                                "Default: " + control::default_control_socket_path() + ".")
+                     ->type_name("PATH");
+  cmd.add_flag_callback("--no-control-socket", [&opts] { opts.control.enabled = false; },
+                        "Do not open a control socket.")
+      ->excludes(socket);
   cmd.footer(
       "Runs until SIGINT (Ctrl-C) or SIGTERM, then closes every connection and exits 0.\n"
-      "Prints each listener with ready-to-paste nvme-cli lines, then \"nvmetune: ready\" on stdout.\n"
-      "Logs connects and disconnects on stderr.\n"
-      "Exit codes: 0 clean stop; 1 could not start (port in use, missing file, ...) or the engine\n"
+      "Prints each listener with ready-to-paste nvme-cli lines and the control socket, then\n"
+      "\"nvmetune: ready\" on stdout. Logs connects and disconnects on stderr.\n"
+      "Exit codes: 0 clean stop; 1 could not start (port in use, missing file, a --control-socket\n"
+      "that cannot be created, ...) or the engine\n"
       "stopped unexpectedly; 2 bad command line or invalid configuration (every error is printed\n"
       "as \"PATH: message\").\n"
       "Example: nvmetune serve --listen 0.0.0.0:4420 --ram 4GiB --nqn nqn.2026-12.io.example:lab");
@@ -222,10 +261,10 @@ int run_serve_command(const ServeOptions& opts) {
     print_errors(parsed.errors);
     return exit_usage;
   }
-  return serve(parsed.config);
+  return serve(parsed.config, opts.control);
 }
 
-int serve(const control::Config& cfg) {
+int serve(const control::Config& cfg, const ControlSocketOptions& control) {
   const sigset_t stop = block_stop_signals();
   std::signal(SIGPIPE, SIG_IGN);  // a host vanishing mid-send is an error value, not a kill
 
@@ -236,9 +275,16 @@ int serve(const control::Config& cfg) {
     print_errors(errors);
     return exit_failure;
   }
-  print_banner(engine);
+  bool fatal = false;
+  auto rpc = start_control_socket(engine, control, fatal);
+  if (fatal) {
+    engine.stop();
+    return exit_failure;
+  }
+  print_banner(engine, rpc.get());
 
   const int sig = wait_for_stop(engine, stop);
+  rpc.reset();  // no request may reach a stopping engine
   if (sig == 0) {
     std::fprintf(stderr, "nvmetune: the engine stopped unexpectedly\n");
     engine.stop();

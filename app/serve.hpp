@@ -16,12 +16,19 @@ class App;
 
 namespace app {
 
+// The control socket `serve` runs next to the engine (JSON-RPC, README.md "Control socket").
+struct ControlSocketOptions {
+  bool enabled = true;  // --no-control-socket turns it off
+  std::string path;     // --control-socket PATH; empty = control::default_control_socket_path()
+};
+
 struct ServeOptions {
   std::string config_path;          // empty: the embedded default (control::default_config())
   std::vector<std::string> listen;  // ADDR:PORT; when given, replaces the configured listeners
   std::string ram;                  // SIZE: the first subsystem serves one RAM namespace of SIZE
   std::string nqn;                  // renames the first subsystem
-  std::optional<unsigned> threads;  // exec.threads
+  std::optional<unsigned> threads;  // threading.threads
+  ControlSocketOptions control;
 };
 
 // Declares serve's options on cmd, bound to opts (which must outlive parsing).
@@ -34,9 +41,11 @@ control::ParseResult build_config(const ServeOptions& opts);
 // `nvmetune serve`: build_config, then serve(). Returns an exit code (exit_code.hpp).
 int run_serve_command(const ServeOptions& opts);
 
-// Runs the engine on cfg until SIGINT or SIGTERM; prints the listeners, nvme-cli lines and
-// "nvmetune: ready" on stdout. Returns an exit code.
-int serve(const control::Config& cfg);
+// Runs the engine on cfg, and the control socket unless disabled, until SIGINT or SIGTERM;
+// prints the listeners, nvme-cli lines, the control socket and "nvmetune: ready" on stdout.
+// A control socket that cannot be created is fatal when its path was given, a warning when it
+// is the default (another engine may hold it). Returns an exit code.
+int serve(const control::Config& cfg, const ControlSocketOptions& control = {});
 
 // Blocks SIGINT and SIGTERM in the calling thread (call before the engine starts threads, so
 // they inherit the mask and the signals reach sigwait/signalfd). Returns the blocked set.

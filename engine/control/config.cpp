@@ -9,17 +9,19 @@
 #include "engine/control/config.hpp"
 
 #include <arpa/inet.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <cctype>
 #include <charconv>
+#include <fstream>
 #include <limits>
 #include <optional>
 #include <set>
 #include <span>
 
-#include <nlohmann/json.hpp>
+#include "engine/control/config_json.hpp"
 
 namespace control {
 
@@ -42,6 +44,21 @@ constexpr uint32_t mdts_min = 4096;
 constexpr uint32_t mdts_max = 16u << 20;
 constexpr unsigned threads_max = 1024;
 constexpr uint32_t port_max = 65535;
+constexpr unsigned cpu_number_max = 8191;         // the kernel's largest NR_CPUS
+constexpr unsigned idle_poll_us_max = 10'000'000; // 10 s
+constexpr unsigned inline_budget_max = 1024;
+constexpr unsigned pdu_budget_max = 1024;          // recv_pdus, send_pdus
+constexpr unsigned ops_per_pass_max = 65536;
+constexpr uint64_t bytes_per_pass_max = uint64_t{1} << 30;
+constexpr unsigned deadline_us_max = 1'000'000;
+constexpr unsigned reap_batch_max = 1024;
+constexpr std::string_view all_cpus = "all";       // "cpumask": every online CPU
+
+constexpr std::array<std::string_view, 4> modes{"bound", "unbound", "poll", "inline"};
+constexpr std::array<std::string_view, 2> queue_cpus{"incoming", "round_robin"};
+constexpr std::array<std::string_view, 5> affinity_scopes{"cpu", "smt", "cache", "numa", "system"};
+constexpr std::array<std::string_view, 3> priorities{"normal", "nice", "fifo"};
+constexpr std::array<std::string_view, 2> io_mechanisms{"epoll", "io_uring"};
 
 // ---------------------------------------------------------------- paths
 
@@ -204,14 +221,14 @@ class Reader {
   std::optional<std::string> string(const json& obj, std::string_view key, const std::string& path) {
     auto it = obj.find(key);
     if (it == obj.end()) return std::nullopt;
-    if (!it->is_string()) return type_error(member_path(path, key), "a string", *it), std::nullopt;
+    if (!it->is_string()) return type_error(member_path(path, key), "a string", *it);
     return it->get<std::string>();
   }
 
   std::optional<bool> boolean(const json& obj, std::string_view key, const std::string& path) {
     auto it = obj.find(key);
     if (it == obj.end()) return std::nullopt;
-    if (!it->is_boolean()) return type_error(member_path(path, key), "true or false", *it), std::nullopt;
+    if (!it->is_boolean()) return type_error(member_path(path, key), "true or false", *it);
     return it->get<bool>();
   }
 
@@ -229,9 +246,11 @@ class Reader {
     return static_cast<uint32_t>(*v);
   }
 
-  // A byte count: an integer, or a string parse_size() accepts. Zero is refused here (an
-  // explicit zero is never meant; validate() sees 0 as "absent").
-  std::optional<uint64_t> size(const json& obj, std::string_view key, const std::string& path) {
+  // A byte count: an integer, or a string parse_size() accepts. Zero is refused unless
+  // zero_allowed (for a namespace an explicit zero is never meant; validate() sees 0 as
+  // "absent"; for a budget 0 means "unlimited").
+  std::optional<uint64_t> size(const json& obj, std::string_view key, const std::string& path,
+                               bool zero_allowed = false) {
     auto it = obj.find(key);
     if (it == obj.end()) return std::nullopt;
     auto p = member_path(path, key);
@@ -247,17 +266,49 @@ class Reader {
     } else {
       type_error(p, "a size (integer or string such as \"1GiB\")", *it);
     }
-    if (v && *v == 0) { error(p, "must be a positive size"); return std::nullopt; }
+    if (v && *v == 0 && !zero_allowed) { error(p, "must be a positive size"); return std::nullopt; }
     return v;
   }
 
-  // A port: integer or decimal string, normalised to decimal text; range checked by validate().
+  // A signed integer that fits in an int; semantic ranges are validate()'s job.
+  std::optional<int> integer(const json& obj, std::string_view key, const std::string& path) {
+    auto it = obj.find(key);
+    if (it == obj.end()) return std::nullopt;
+    auto p = member_path(path, key);
+    if (it->is_number_float()) return error(p, "wrong type: expected an integer, got " + it->dump()), std::nullopt;
+    if (!it->is_number()) return type_error(p, "an integer", *it);
+    if (it->is_number_unsigned() ? it->get<uint64_t>() > uint64_t{std::numeric_limits<int>::max()}
+                                 : it->get<int64_t>() < std::numeric_limits<int>::min())
+      return error(p, "out of range: " + it->dump() + " does not fit in an int"), std::nullopt;
+    return it->get<int>();
+  }
+
+  // A CPU list string ("0-3,6"), or "all" (= every online CPU, an empty vector).
+  std::optional<std::vector<unsigned>> cpu_list(const json& obj, std::string_view key, const std::string& path) {
+    auto text = string(obj, key, path);
+    if (!text) return std::nullopt;
+    auto p = member_path(path, key);
+    if (*text == all_cpus) return std::vector<unsigned>{};
+    std::vector<unsigned> cpus;
+    if (!parse_cpu_list(*text, cpus)) {
+      error(p, "malformed CPU list " + json_quote(*text) +
+                   " (expected CPU numbers and ranges such as \"0-3,6\", or \"all\")");
+      return std::nullopt;
+    }
+    if (cpus.empty()) {
+      error(p, "empty CPU mask: name at least one CPU (e.g. \"0\" or \"0-1\"), or \"all\"");
+      return std::nullopt;
+    }
+    return cpus;
+  }
+
+  // A port: a decimal string, or an integer (turned into decimal text); range checked by validate().
   std::optional<std::string> port(const json& obj, std::string_view key, const std::string& path) {
     auto it = obj.find(key);
     if (it == obj.end()) return std::nullopt;
     auto p = member_path(path, key);
     if (it->is_string()) return it->get<std::string>();
-    if (!it->is_number()) return type_error(p, "a port number (integer or string)", *it), std::nullopt;
+    if (!it->is_number()) return type_error(p, "a port number (integer or string)", *it);
     auto v = unsigned_value(*it, p);
     if (!v) return std::nullopt;
     return std::to_string(*v);
@@ -278,13 +329,17 @@ class Reader {
   }
 
  private:
-  void type_error(const std::string& path, std::string_view expected, const json& got) {
+  // Reports a value of the wrong type; returns nullopt so readers can `return type_error(…)`.
+  std::nullopt_t type_error(const std::string& path, std::string_view expected, const json& got) {
     error(path, "wrong type: expected " + std::string(expected) + ", got " + got.type_name() +
                     " " + got.dump());
+    return std::nullopt;
   }
 
   std::optional<uint64_t> unsigned_value(const json& v, const std::string& path) {
     if (v.is_number_unsigned()) return v.get<uint64_t>();
+    // Parsed text stores non-negative integers as unsigned; a json built in code may hold them signed.
+    if (v.is_number_integer() && v.get<int64_t>() >= 0) return static_cast<uint64_t>(v.get<int64_t>());
     if (v.is_number_integer()) {
       error(path, "out of range: " + v.dump() + " is negative");
     } else if (v.is_number_float()) {
@@ -298,7 +353,7 @@ class Reader {
   std::vector<ConfigError>& _errors;
 };
 
-constexpr std::array<std::string_view, 4> root_keys{"listeners", "subsystems", "tcp", "exec"};
+constexpr std::array<std::string_view, 5> root_keys{"listeners", "subsystems", "tcp", "threading", "budgets"};
 constexpr std::array<std::string_view, 3> listener_keys{"trtype", "traddr", "trsvcid"};
 constexpr std::array<std::string_view, 1> listener_required{"traddr"};
 constexpr std::array<std::string_view, 6> subsystem_keys{"nqn", "serial", "model",
@@ -309,7 +364,11 @@ constexpr std::array<std::string_view, 8> namespace_keys{"nsid", "backend", "siz
 constexpr std::array<std::string_view, 2> namespace_required{"nsid", "backend"};
 constexpr std::array<std::string_view, 5> tcp_keys{"in_capsule_data_size", "maxh2cdata",
                                                    "queue_depth", "max_io_queues", "mdts_bytes"};
-constexpr std::array<std::string_view, 2> exec_keys{"mode", "threads"};
+constexpr std::array<std::string_view, 11> threading_keys{
+    "mode", "cpumask", "threads", "queue_cpu", "affinity_scope", "strict",
+    "first_core", "idle_poll_us", "priority", "inline_budget", "io_mechanism"};
+constexpr std::array<std::string_view, 6> budget_keys{"recv_pdus", "send_pdus", "ops_per_pass",
+                                                      "bytes_per_pass", "deadline_us", "reap_batch"};
 
 ListenerConfig read_listener(Reader& r, const json& v, const std::string& path) {
   ListenerConfig l;
@@ -360,11 +419,34 @@ void read_tcp(Reader& r, const json& v, TcpConfig& tcp) {
   if (auto n = r.u32(v, "mdts_bytes", path)) tcp.mdts_bytes = *n;
 }
 
-void read_exec(Reader& r, const json& v, ExecConfig& exec) {
-  const std::string path = "$.exec";
-  if (!r.object(v, path, exec_keys, {})) return;
-  if (auto s = r.string(v, "mode", path)) exec.mode = *s;
-  if (auto n = r.u32(v, "threads", path)) exec.threads = *n;
+// Reads the keys present onto t (a partial object changes only what it names).
+void read_threading(Reader& r, const json& v, const std::string& path, ThreadingConfig& t) {
+  if (!r.object(v, path, threading_keys, {})) return;
+  if (auto s = r.string(v, "mode", path)) t.mode = *s;
+  if (auto c = r.cpu_list(v, "cpumask", path)) t.cpus = std::move(*c);
+  if (auto n = r.u32(v, "threads", path)) t.threads = *n;
+  if (auto s = r.string(v, "queue_cpu", path)) t.queue_cpu = *s;
+  if (auto s = r.string(v, "affinity_scope", path)) t.affinity_scope = *s;
+  if (auto b = r.boolean(v, "strict", path)) t.strict = *b;
+  if (auto n = r.integer(v, "first_core", path)) t.first_core = *n;
+  if (auto n = r.u32(v, "idle_poll_us", path)) t.idle_poll_us = *n;
+  if (auto s = r.string(v, "priority", path)) t.priority = *s;
+  if (auto n = r.u32(v, "inline_budget", path)) t.inline_budget = *n;
+  if (auto s = r.string(v, "io_mechanism", path)) t.io_mechanism = *s;
+}
+
+void read_budgets(Reader& r, const json& v, const std::string& path, BudgetConfig& b) {
+  if (!r.object(v, path, budget_keys, {})) return;
+  if (auto n = r.u32(v, "recv_pdus", path)) b.recv_pdus = *n;
+  if (auto n = r.u32(v, "send_pdus", path)) b.send_pdus = *n;
+  if (auto n = r.u32(v, "ops_per_pass", path)) b.ops_per_pass = *n;
+  if (auto n = r.size(v, "bytes_per_pass", path, true)) {
+    if (*n <= bytes_per_pass_max) b.bytes_per_pass = static_cast<uint32_t>(*n);
+    else r.error(member_path(path, "bytes_per_pass"), "out of range: " + std::to_string(*n) + " (expected 0.." +
+                                                          std::to_string(bytes_per_pass_max) + ", i.e. at most 1GiB)");
+  }
+  if (auto n = r.u32(v, "deadline_us", path)) b.deadline_us = *n;
+  if (auto n = r.u32(v, "reap_batch", path)) b.reap_batch = *n;
 }
 
 Config read_config(Reader& r, const json& doc) {
@@ -379,7 +461,8 @@ Config read_config(Reader& r, const json& doc) {
       c.subsystems.push_back(read_subsystem(r, (*arr)[i], index_path("$.subsystems", i)));
   }
   if (auto it = doc.find("tcp"); it != doc.end()) read_tcp(r, *it, c.tcp);
-  if (auto it = doc.find("exec"); it != doc.end()) read_exec(r, *it, c.exec);
+  if (auto it = doc.find("threading"); it != doc.end()) read_threading(r, *it, "$.threading", c.threading);
+  if (auto it = doc.find("budgets"); it != doc.end()) read_budgets(r, *it, "$.budgets", c.budgets);
   return c;
 }
 
@@ -500,19 +583,23 @@ void check_backend(Checker& c, const NamespaceConfig& ns, const std::string& p) 
                              " (got " + std::to_string(b.size_bytes) + " bytes)");
 }
 
+void check_namespace(Checker& c, const NamespaceConfig& ns, const std::string& p) {
+  c.range(p + ".nsid", ns.nsid, 1, nsid_max);
+  if (ns.block_size != 512 && ns.block_size != 4096)
+    c.error(p + ".block_size", "must be 512 or 4096 (got " + std::to_string(ns.block_size) + ")");
+  if (!ns.uuid.empty() && !is_uuid(ns.uuid))
+    c.error(p + ".uuid", "invalid UUID " + json_quote(ns.uuid) + " (expected 8-4-4-4-12 hex digits)");
+  check_backend(c, ns, p);
+}
+
 void check_namespaces(Checker& c, const std::vector<NamespaceConfig>& namespaces, const std::string& sp) {
   std::set<uint32_t> nsids;
   for (size_t j = 0; j < namespaces.size(); ++j) {
     const auto& ns = namespaces[j];
     const auto p = index_path(sp + ".namespaces", j);
-    c.range(p + ".nsid", ns.nsid, 1, nsid_max);
-    if (!c.broken(p + ".nsid") && !nsids.insert(ns.nsid).second)
+    check_namespace(c, ns, p);
+    if (!c.broken(p + ".nsid") && ns.nsid >= 1 && ns.nsid <= nsid_max && !nsids.insert(ns.nsid).second)
       c.error(p + ".nsid", "duplicate nsid " + std::to_string(ns.nsid) + " in this subsystem");
-    if (ns.block_size != 512 && ns.block_size != 4096)
-      c.error(p + ".block_size", "must be 512 or 4096 (got " + std::to_string(ns.block_size) + ")");
-    if (!ns.uuid.empty() && !is_uuid(ns.uuid))
-      c.error(p + ".uuid", "invalid UUID " + json_quote(ns.uuid) + " (expected 8-4-4-4-12 hex digits)");
-    check_backend(c, ns, p);
   }
 }
 
@@ -549,10 +636,72 @@ void check_tcp(Checker& c, const TcpConfig& t) {
                                     std::to_string(t.mdts_bytes) + ")");
 }
 
-void check_exec(Checker& c, const ExecConfig& e) {
-  if (e.mode != "event")
-    c.error("$.exec.mode", "unknown execution mode " + json_quote(e.mode) + " (this build supports: \"event\")");
-  c.range("$.exec.threads", e.threads, 0, threads_max);
+template <size_t N>
+std::string one_of(const std::array<std::string_view, N>& names) {
+  std::string list;
+  for (auto n : names) list += (list.empty() ? "" : ", ") + json_quote(n);
+  return list;
+}
+
+template <size_t N>
+void check_choice(Checker& c, const std::string& path, std::string_view what, const std::string& value,
+                  const std::array<std::string_view, N>& names) {
+  if (std::find(names.begin(), names.end(), value) == names.end())
+    c.error(path, "unknown " + std::string(what) + " " + json_quote(value) + " (expected one of: " + one_of(names) + ")");
+}
+
+// "CPU 7 is not online (online: 0-1)" / "CPUs 4-7 are not online (online: 0-1)"; nullopt when
+// every CPU of cpus is online.
+std::optional<std::string> offline_problem(const std::vector<unsigned>& cpus, const std::vector<unsigned>& online) {
+  std::vector<unsigned> offline;
+  for (unsigned cpu : cpus)
+    if (!std::binary_search(online.begin(), online.end(), cpu)) offline.push_back(cpu);
+  if (offline.empty()) return std::nullopt;
+  const bool one = offline.size() == 1;
+  return std::string(one ? "CPU " : "CPUs ") + format_cpu_list(offline) + (one ? " is" : " are") +
+         " not online (online: " + format_cpu_list(online) + ")";
+}
+
+// Poll threads pinned from first_core: thread i on first_core + i, so all of those must be online.
+void check_first_core(Checker& c, const ThreadingConfig& t, const std::string& path,
+                      const std::vector<unsigned>& online) {
+  const std::string p = path + ".first_core";
+  const int max_online = online.empty() ? 0 : static_cast<int>(online.back());
+  if (t.first_core < -1 || t.first_core > max_online) {
+    c.error(p, "out of range: " + std::to_string(t.first_core) + " (expected -1.." + std::to_string(max_online) +
+                   "; -1 = threads float over the cpumask, else the highest online CPU is " +
+                   std::to_string(max_online) + ")");
+    return;
+  }
+  if (t.first_core < 0 || t.threads > threads_max) return;
+  const size_t n = t.threads ? t.threads : (t.cpus.empty() ? online.size() : t.cpus.size());
+  std::vector<unsigned> pinned;
+  for (size_t i = 0; i < n; ++i) pinned.push_back(static_cast<unsigned>(t.first_core) + static_cast<unsigned>(i));
+  if (auto problem = offline_problem(pinned, online))
+    c.error(p, "first_core " + std::to_string(t.first_core) + " with " + std::to_string(n) +
+                   " thread(s) pins threads to CPUs " + format_cpu_list(pinned) + ", but " + *problem);
+}
+
+void check_threading(Checker& c, const ThreadingConfig& t, const std::string& path, const std::vector<unsigned>& online) {
+  check_choice(c, path + ".mode", "execution mode", t.mode, modes);
+  if (auto problem = offline_problem(t.cpus, online)) c.error(path + ".cpumask", *problem);
+  c.range(path + ".threads", t.threads, 0, threads_max);
+  check_choice(c, path + ".queue_cpu", "queue_cpu", t.queue_cpu, queue_cpus);
+  check_choice(c, path + ".affinity_scope", "affinity_scope", t.affinity_scope, affinity_scopes);
+  check_first_core(c, t, path, online);
+  c.range(path + ".idle_poll_us", t.idle_poll_us, 0, idle_poll_us_max);
+  check_choice(c, path + ".priority", "priority", t.priority, priorities);
+  c.range(path + ".inline_budget", t.inline_budget, 1, inline_budget_max);
+  check_choice(c, path + ".io_mechanism", "io_mechanism", t.io_mechanism, io_mechanisms);
+}
+
+void check_budgets(Checker& c, const BudgetConfig& b, const std::string& path) {
+  c.range(path + ".recv_pdus", b.recv_pdus, 1, pdu_budget_max);
+  c.range(path + ".send_pdus", b.send_pdus, 1, pdu_budget_max);
+  c.range(path + ".ops_per_pass", b.ops_per_pass, 1, ops_per_pass_max);
+  c.range(path + ".bytes_per_pass", b.bytes_per_pass, 0, bytes_per_pass_max);
+  c.range(path + ".deadline_us", b.deadline_us, 0, deadline_us_max);
+  c.range(path + ".reap_batch", b.reap_batch, 1, reap_batch_max);
 }
 
 std::vector<ConfigError> validate_except(const Config& cfg, const std::vector<ConfigError>& broken) {
@@ -568,11 +717,177 @@ std::vector<ConfigError> validate_except(const Config& cfg, const std::vector<Co
       c.error(p + ".nqn", "duplicate subsystem NQN " + json_quote(cfg.subsystems[i].nqn));
   }
   check_tcp(c, cfg.tcp);
-  check_exec(c, cfg.exec);
+  check_threading(c, cfg.threading, "$.threading", online_cpus());
+  check_budgets(c, cfg.budgets, "$.budgets");
   return out;
 }
 
+// Reads a fragment (pass 1), checks what it read (pass 2) and assigns it to out only when both
+// passes found nothing: the shared skeleton of the parse_* functions of config_json.hpp.
+template <typename T, typename ReadFn, typename CheckFn>
+std::vector<ConfigError> parse_fragment(T& out, ReadFn read, CheckFn check) {
+  std::vector<ConfigError> errors;
+  Reader r(errors);
+  T value = out;
+  read(r, value);
+  std::vector<ConfigError> semantic;
+  Checker c(semantic, errors);
+  check(c, value);
+  errors.insert(errors.end(), semantic.begin(), semantic.end());
+  sort_by_path(errors);
+  if (errors.empty()) out = std::move(value);
+  return errors;
+}
+
 }  // namespace
+
+// ---------------------------------------------------------------- config_json.hpp
+
+std::vector<ConfigError> parse_threading(const json& v, const std::string& path, ThreadingConfig& out) {
+  const auto online = online_cpus();
+  return parse_fragment(
+      out, [&](Reader& r, ThreadingConfig& t) { read_threading(r, v, path, t); },
+      [&](Checker& c, const ThreadingConfig& t) { check_threading(c, t, path, online); });
+}
+
+std::vector<ConfigError> parse_budgets(const json& v, const std::string& path, BudgetConfig& out) {
+  return parse_fragment(
+      out, [&](Reader& r, BudgetConfig& b) { read_budgets(r, v, path, b); },
+      [&](Checker& c, const BudgetConfig& b) { check_budgets(c, b, path); });
+}
+
+std::vector<ConfigError> parse_subsystem(const json& v, const std::string& path, SubsystemConfig& out) {
+  return parse_fragment(
+      out, [&](Reader& r, SubsystemConfig& s) { s = read_subsystem(r, v, path); },
+      [&](Checker& c, const SubsystemConfig& s) { check_subsystem(c, s, path); });
+}
+
+std::vector<ConfigError> parse_namespace(const json& v, const std::string& path, NamespaceConfig& out) {
+  return parse_fragment(
+      out, [&](Reader& r, NamespaceConfig& ns) { ns = read_namespace(r, v, path); },
+      [&](Checker& c, const NamespaceConfig& ns) { check_namespace(c, ns, path); });
+}
+
+std::vector<ConfigError> validate_threading(const ThreadingConfig& t, const std::string& path) {
+  std::vector<ConfigError> out;
+  const std::vector<ConfigError> none;
+  Checker c(out, none);
+  check_threading(c, t, path, online_cpus());
+  return out;
+}
+
+std::vector<ConfigError> validate_budgets(const BudgetConfig& b, const std::string& path) {
+  std::vector<ConfigError> out;
+  const std::vector<ConfigError> none;
+  Checker c(out, none);
+  check_budgets(c, b, path);
+  return out;
+}
+
+json to_json(const ThreadingConfig& t) {
+  return {{"mode", t.mode},
+          {"cpumask", t.cpus.empty() ? std::string(all_cpus) : format_cpu_list(t.cpus)},
+          {"threads", t.threads},
+          {"queue_cpu", t.queue_cpu},
+          {"affinity_scope", t.affinity_scope},
+          {"strict", t.strict},
+          {"first_core", t.first_core},
+          {"idle_poll_us", t.idle_poll_us},
+          {"priority", t.priority},
+          {"inline_budget", t.inline_budget},
+          {"io_mechanism", t.io_mechanism}};
+}
+
+json to_json(const BudgetConfig& b) {
+  return {{"recv_pdus", b.recv_pdus},     {"send_pdus", b.send_pdus},     {"ops_per_pass", b.ops_per_pass},
+          {"bytes_per_pass", b.bytes_per_pass}, {"deadline_us", b.deadline_us}, {"reap_batch", b.reap_batch}};
+}
+
+json to_json(const NamespaceConfig& ns) {
+  json j = {{"nsid", ns.nsid}, {"backend", ns.backend.kind}, {"block_size", ns.block_size}};
+  if (ns.backend.size_bytes) j["size"] = ns.backend.size_bytes;
+  if (!ns.uuid.empty()) j["uuid"] = ns.uuid;
+  if (ns.backend.kind == "file")
+    j.update({{"path", ns.backend.path}, {"create", ns.backend.create}, {"direct", ns.backend.direct}});
+  return j;
+}
+
+json to_json(const SubsystemConfig& s) {
+  json namespaces = json::array();
+  for (const auto& ns : s.namespaces) namespaces.push_back(to_json(ns));
+  return {{"nqn", s.nqn},     {"serial", s.serial}, {"model", s.model}, {"allow_any_host", s.allow_any_host},
+          {"hosts", s.hosts}, {"namespaces", std::move(namespaces)}};
+}
+
+json to_json(const Config& c) {
+  json listeners = json::array();
+  for (const auto& l : c.listeners) listeners.push_back({{"trtype", l.trtype}, {"traddr", l.traddr}, {"trsvcid", l.trsvcid}});
+  json subsystems = json::array();
+  for (const auto& s : c.subsystems) subsystems.push_back(to_json(s));
+  const auto& t = c.tcp;
+  return {{"listeners", std::move(listeners)},
+          {"subsystems", std::move(subsystems)},
+          {"tcp", {{"in_capsule_data_size", t.in_capsule_data_size}, {"maxh2cdata", t.maxh2cdata},
+                   {"queue_depth", t.queue_depth}, {"max_io_queues", t.max_io_queues}, {"mdts_bytes", t.mdts_bytes}}},
+          {"threading", to_json(c.threading)},
+          {"budgets", to_json(c.budgets)}};
+}
+
+std::vector<unsigned> online_cpus() {
+  std::ifstream in("/sys/devices/system/cpu/online");
+  std::string text;
+  std::vector<unsigned> cpus;
+  if (in && std::getline(in, text) && parse_cpu_list(text, cpus) && !cpus.empty()) return cpus;
+  const long n = sysconf(_SC_NPROCESSORS_ONLN);  // no sysfs (containers): assume 0..n-1
+  for (long i = 0; i < std::max(n, 1L); ++i) cpus.push_back(static_cast<unsigned>(i));
+  return cpus;
+}
+
+// ---------------------------------------------------------------- config.hpp
+
+bool parse_cpu_list(std::string_view text, std::vector<unsigned>& out) {
+  std::vector<unsigned> cpus;
+  const char* p = text.data();
+  const char* const end = text.data() + text.size();
+  auto number = [&](unsigned& v) {
+    auto [next, ec] = std::from_chars(p, end, v);
+    if (ec != std::errc{} || v > cpu_number_max) return false;
+    p = next;
+    return true;
+  };
+  while (p != end) {
+    unsigned first = 0, last = 0;
+    if (!number(first)) return false;
+    last = first;
+    if (p != end && *p == '-') {
+      ++p;
+      if (!number(last) || last < first) return false;
+    }
+    for (unsigned cpu = first; cpu <= last; ++cpu) cpus.push_back(cpu);
+    if (p != end && *p++ != ',') return false;
+    if (p == end && text.back() == ',') return false;
+  }
+  std::sort(cpus.begin(), cpus.end());
+  cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
+  out = std::move(cpus);
+  return true;
+}
+
+std::string format_cpu_list(const std::vector<unsigned>& cpus) {
+  std::vector<unsigned> sorted = cpus;
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  std::string text;
+  for (size_t i = 0; i < sorted.size();) {
+    size_t j = i;
+    while (j + 1 < sorted.size() && sorted[j + 1] == sorted[j] + 1) ++j;
+    if (!text.empty()) text += ',';
+    text += std::to_string(sorted[i]);
+    if (j > i) text += '-' + std::to_string(sorted[j]);
+    i = j + 1;
+  }
+  return text;
+}
 
 ParseResult parse_config(std::string_view json_text) {
   ParseResult result;

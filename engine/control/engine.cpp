@@ -11,6 +11,9 @@
 #include "engine/core/controller.hpp"
 #include "engine/core/target.hpp"
 #include "engine/exec/executor.hpp"
+#include "engine/stats/event_log.hpp"
+#include "engine/stats/registry.hpp"
+#include "engine/stats/sampler.hpp"
 #include "engine/tcp/listener.hpp"
 
 namespace engine {
@@ -55,6 +58,10 @@ core::Limits limits_of(const control::TcpConfig& t) {
 
 struct Engine::Impl {
   control::Config cfg;
+  stats::Registry registry;  // outlives the transport, whose queues register in it
+  stats::EventLog events;
+  std::unique_ptr<stats::Sampler> sampler;
+  unsigned sample_ms = 1000;
   core::Target target;
   std::unique_ptr<exec::Executor> executor;
   std::unique_ptr<tcp::TcpTransport> transport;
@@ -69,6 +76,7 @@ struct Engine::Impl {
   mutable std::mutex tune_mutex;  // one live change at a time; guards cfg.threading/budgets
 
   explicit Impl(control::Config c) : cfg(std::move(c)), target(limits_of(cfg.tcp)) {
+    target.set_event_hook([this](std::string_view kind, std::string detail) { events.append(std::string(kind), std::move(detail)); });
     target.set_log([this](core::EventLevel lvl, std::string_view msg) {
       std::lock_guard lk(log_mutex);
       if (log_sink) log_sink(static_cast<LogLevel>(lvl), msg);
@@ -115,6 +123,12 @@ struct Engine::Impl {
     }
   }
 
+  void threading_event(const control::ThreadingConfig& t, const char* how) {
+    events.append("threading", "{\"mode\":" + core::json_string(t.mode) + ",\"cpumask\":" +
+                                   core::json_string(control::format_cpu_list(t.cpus)) + ",\"threads\":" +
+                                   std::to_string(t.threads) + ",\"how\":\"" + how + "\"}");
+  }
+
   // Keep-alive: a controller whose host went silent for KATO is torn down.
   void housekeeping() {
     pthread_setname_np(pthread_self(), "nvmt-house");
@@ -149,7 +163,8 @@ std::vector<ConfigError> Engine::start() {
   if (!im.executor) return {{"$.threading.mode", err}};
   tcp::QueueLimits ql{im.cfg.tcp.queue_depth, im.cfg.tcp.in_capsule_data_size, im.cfg.tcp.maxh2cdata,
                       im.cfg.tcp.mdts_bytes};
-  im.transport = std::make_unique<tcp::TcpTransport>(im.target, *im.executor, ql, budgets_of(im.cfg.budgets));
+  im.transport = std::make_unique<tcp::TcpTransport>(im.target, *im.executor, ql, budgets_of(im.cfg.budgets),
+                                                     im.registry);
   im.bind_listeners(errs);
   if (!errs.empty()) {
     im.transport.reset();
@@ -157,6 +172,9 @@ std::vector<ConfigError> Engine::start() {
     return errs;
   }
   im.transport->start();
+  im.sampler = std::make_unique<stats::Sampler>(im.registry, std::chrono::milliseconds(im.sample_ms));
+  im.sampler->set_mode(im.cfg.threading.mode);
+  im.events.append("start", "{\"mode\":" + core::json_string(im.cfg.threading.mode) + "}");
   im.hk_stop = false;
   im.housekeeper = std::thread([&im] { im.housekeeping(); });
   im.running = true;
@@ -168,6 +186,7 @@ void Engine::stop() {
   if (!im.running.exchange(false)) return;
   im.transport->stop_accepting();
   im.executor->stop();  // retires (closes and frees) every queue
+  im.sampler->stop();
   {
     std::lock_guard lk(im.hk_mutex);
     im.hk_stop = true;
@@ -187,9 +206,10 @@ EngineStats Engine::stats() const {
   auto& im = *_impl;
   if (im.transport) {
     const auto t = im.transport->stats();
-    s.commands = t.commands;
-    s.read_bytes = t.read_bytes;
-    s.write_bytes = t.write_bytes;
+    const auto total = im.registry.collect().total();
+    s.commands = total.commands;
+    s.read_bytes = total.read_bytes;
+    s.write_bytes = total.write_bytes;
     s.pdus_rx = t.pdus_rx;
     s.pdus_tx = t.pdus_tx;
     s.protocol_errors = t.term_sent;
@@ -212,6 +232,7 @@ std::optional<ConfigError> Engine::add_namespace(std::string_view subnqn, const 
   auto n = im.open_namespace(sub->nqn(), ns, "namespace", errs);
   if (!errs.empty()) return errs.front();
   if (!sub->add_namespace(std::move(n))) return ConfigError{"nsid", "NSID " + std::to_string(ns.nsid) + " is in use"};
+  im.events.append("namespace_add", "{\"subnqn\":" + core::json_string(subnqn) + ",\"nsid\":" + std::to_string(ns.nsid) + "}");
   return std::nullopt;
 }
 
@@ -219,6 +240,7 @@ std::optional<ConfigError> Engine::remove_namespace(std::string_view subnqn, uin
   auto sub = _impl->target.find(subnqn);
   if (!sub || sub->is_discovery()) return ConfigError{"subnqn", "no such subsystem: " + std::string(subnqn)};
   if (!sub->remove_namespace(nsid)) return ConfigError{"nsid", "no namespace " + std::to_string(nsid)};
+  _impl->events.append("namespace_remove", "{\"subnqn\":" + core::json_string(subnqn) + ",\"nsid\":" + std::to_string(nsid) + "}");
   return std::nullopt;
 }
 
@@ -236,6 +258,7 @@ std::vector<ConfigError> Engine::set_threading(const control::ThreadingConfig& t
     if (!err.empty()) return {{"$.threading", err}};
     im.cfg.threading = t;
     im.target.log(core::EventLevel::info, "threading: " + t.mode + " re-pinned in place");
+    im.threading_event(t, "in_place");
     return {};
   }
   auto next = control::make_executor(t, err);
@@ -246,6 +269,8 @@ std::vector<ConfigError> Engine::set_threading(const control::ThreadingConfig& t
   im.executor = std::move(next);
   im.cfg.threading = t;
   im.target.log(core::EventLevel::info, "threading: switched to " + t.mode);
+  im.sampler->set_mode(t.mode);
+  im.threading_event(t, err.empty() ? "switched" : "switch_timeout");
   if (!err.empty()) return {{"$.threading", err}};
   return {};
 }
@@ -262,6 +287,10 @@ std::vector<ConfigError> Engine::set_budgets(const control::BudgetConfig& b) {
   if (!errs.empty()) return errs;
   im.cfg.budgets = b;
   if (im.transport) im.transport->set_budgets(budgets_of(b));
+  im.events.append("budgets", "{\"recv_pdus\":" + std::to_string(b.recv_pdus) + ",\"send_pdus\":" +
+                                  std::to_string(b.send_pdus) + ",\"ops_per_pass\":" + std::to_string(b.ops_per_pass) +
+                                  ",\"bytes_per_pass\":" + std::to_string(b.bytes_per_pass) + ",\"deadline_us\":" +
+                                  std::to_string(b.deadline_us) + ",\"reap_batch\":" + std::to_string(b.reap_batch) + "}");
   return {};
 }
 
@@ -297,6 +326,28 @@ std::optional<ConfigError> Engine::add_subsystem(const control::SubsystemConfig&
   im.cfg.subsystems.push_back(s);
   return std::nullopt;
 }
+
+uint64_t Engine::subscribe(SnapshotSink sink) {
+  auto& im = *_impl;
+  if (!im.sampler) im.sampler = std::make_unique<stats::Sampler>(im.registry, std::chrono::milliseconds(im.sample_ms));
+  return im.sampler->subscribe(std::move(sink));
+}
+
+void Engine::unsubscribe(uint64_t id) {
+  if (_impl->sampler) _impl->sampler->unsubscribe(id);
+}
+
+stats::Snapshot Engine::last_snapshot() const {
+  return _impl->sampler ? _impl->sampler->last() : stats::Snapshot{};
+}
+
+void Engine::set_sample_interval_ms(unsigned ms) {
+  auto& im = *_impl;
+  im.sample_ms = ms ? ms : 1000;
+  if (im.sampler) im.sampler->set_interval(std::chrono::milliseconds(im.sample_ms));
+}
+
+std::vector<stats::Event> Engine::events(uint64_t after, size_t max) const { return _impl->events.since(after, max); }
 
 void Engine::set_log_sink(LogSink sink) {
   std::lock_guard lk(_impl->log_mutex);

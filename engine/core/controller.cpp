@@ -125,8 +125,8 @@ Controller::Smart Controller::smart() const {
   for (auto* q : _queues) {
     if (!q) continue;
     const auto& c = q->counters();
-    s.data_units_read += c.read_bytes.get() / 512000;  // units of 1000 512-byte blocks
-    s.data_units_written += c.write_bytes.get() / 512000;
+    s.data_units_read += q->stats().read_bytes.get() / 512000;  // units of 1000 512-byte blocks
+    s.data_units_written += q->stats().write_bytes.get() / 512000;
     s.host_reads += c.read_commands.get();
     s.host_writes += c.write_commands.get();
   }

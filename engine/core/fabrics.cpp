@@ -44,6 +44,9 @@ void connect_admin(SubmissionQueue& sq, Request& req, std::shared_ptr<Subsystem>
   sq.target().log(EventLevel::info, "connect: " + hostnqn + " -> " + subsys->nqn() + " cntlid " +
                                         std::to_string(cntlid) + " kato " + std::to_string(kato) +
                                         " ms (" + sq.transport().peer() + ")");
+  sq.target().event("connect", "{\"hostnqn\":" + json_string(hostnqn) + ",\"subnqn\":" +
+                                    json_string(subsys->nqn()) + ",\"cntlid\":" + std::to_string(cntlid) +
+                                    ",\"peer\":" + json_string(sq.transport().peer()) + "}");
   req.cqe.dw0 = cntlid;
   sq.complete(req, st::success);
 }

@@ -13,10 +13,10 @@ namespace {
 namespace id_ctrl {  // Identify Controller byte offsets
 inline constexpr size_t sn = 4, mn = 24, fr = 64, rab = 72, cmic = 76, mdts = 77, cntlid = 78,
                         ver = 80, oaes = 92, cntrltype = 111, acl = 258, aerl = 259, frmw = 260,
-                        lpa = 261, elpe = 262, kas = 320, anatt = 342, anacap = 343,
+                        lpa = 261, kas = 320, anatt = 342, anacap = 343,
                         anagrpmax = 344, nanagrpid = 348, sqes = 512, cqes = 513, maxcmd = 514,
                         nn = 516, oncs = 520, vwc = 525, nvscc = 530, sgls = 536, mnan = 540, subnqn = 768,
-                        ioccsz = 1792, iorcsz = 1796, icdoff = 1800, fcatt = 1802, msdbd = 1803;
+                        ioccsz = 1792, iorcsz = 1796, msdbd = 1803;
 }
 
 constexpr uint8_t cmic_multi_port = 1u << 0, cmic_multi_ctrl = 1u << 1, cmic_ana = 1u << 3;

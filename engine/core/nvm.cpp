@@ -1,10 +1,12 @@
 // NVM command set: Read, Write, Compare, Flush, Write Zeroes, Dataset Management.
 // Each command becomes one backend Io at a time (DSM walks its ranges one after another).
+#include <algorithm>
 #include <cstring>
 
 #include "engine/core/handlers.hpp"
 #include "engine/core/submission_queue.hpp"
 #include "engine/core/target.hpp"
+#include "engine/exec/executor.hpp"
 
 namespace core {
 namespace {
@@ -13,7 +15,7 @@ using nvme::NvmOpcode;
 using backend::IoOp;
 namespace st = nvme::status;
 
-constexpr uint16_t nsid_loc = 4, slba_loc = 40, cdw10_loc = 40, cdw12_loc = 48;
+constexpr uint16_t nsid_loc = 4, slba_loc = 40, cdw12_loc = 48;
 constexpr uint32_t dsm_range_size = 16;
 constexpr uint32_t dsm_attr_deallocate = 1u << 2;
 
@@ -42,33 +44,45 @@ void submit(SubmissionQueue& sq, Request& req, IoOp op, uint64_t offset, uint32_
   io.fua = op == IoOp::write && req.sqe.fua();
   io.result = 0;
   io.owner = &req;
+  io.submit_ns = exec::monotonic_ns();
   if (req.ns->backend().submit(sq.transport().io_context(), io)) nvm_backend_done(sq, req);
 }
 
-// Starts the next DSM range, or completes when none is left.
+// Starts the next piece of the current DSM range (ranges can exceed what one Io length holds),
+// then the next range, and completes when none is left.
 void dsm_next(SubmissionQueue& sq, Request& req) {
+  constexpr uint64_t max_piece = 1ull << 30;
   const uint32_t ranges = (req.sqe.cdw(10) & 0xff) + 1;
   const Namespace& ns = *req.ns;
   while (req.step < ranges) {
-    const uint8_t* r = req.buf + dsm_range_size * req.step++;
-    const uint32_t nlb = nvme::get_le<uint32_t>(r, 4);
+    const uint8_t* r = req.buf + dsm_range_size * req.step;
+    const uint64_t nlb = nvme::get_le<uint32_t>(r, 4);
     const uint64_t slba = nvme::get_le<uint64_t>(r, 8);
-    if (nlb == 0) continue;
     const auto s = check_range(ns, slba, nlb);
     if (!s.ok()) return sq.complete(req, s);
-    return submit(sq, req, IoOp::discard, slba << ns.lba_shift(), nlb << ns.lba_shift(), nullptr);
+    const uint64_t len = nlb << ns.lba_shift();
+    if (req.step_offset >= len) {
+      ++req.step;
+      req.step_offset = 0;
+      continue;
+    }
+    const uint64_t piece = std::min(max_piece, len - req.step_offset);
+    const uint64_t off = (slba << ns.lba_shift()) + req.step_offset;
+    req.step_offset += piece;
+    return submit(sq, req, IoOp::discard, off, static_cast<uint32_t>(piece), nullptr);
   }
   sq.complete(req, st::success);
 }
 
 void count(SubmissionQueue& sq, const Request& req) {
   auto& c = sq.counters_mut();
+  auto& s = sq.stats_mut();
   if (req.io.op == IoOp::read && req.sqe.opcode() == static_cast<uint8_t>(NvmOpcode::read)) {
     c.read_commands.add();
-    c.read_bytes.add(req.transfer_len);
+    s.read_bytes.add(req.transfer_len);
   } else if (req.io.op == IoOp::write) {
     c.write_commands.add();
-    c.write_bytes.add(req.transfer_len);
+    s.write_bytes.add(req.transfer_len);
   }
 }
 
@@ -118,6 +132,7 @@ void execute_nvm(SubmissionQueue& sq, Request& req) {
 
 void nvm_backend_done(SubmissionQueue& sq, Request& req) {
   const backend::Io& io = req.io;
+  sq.stats_mut().backend_latency.record(exec::monotonic_ns() - io.submit_ns);
   if (io.result < 0) {
     const bool is_read = io.op == IoOp::read;
     return sq.complete(req, nvme::status_from_errno(-io.result, is_read));

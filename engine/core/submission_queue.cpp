@@ -16,8 +16,8 @@ bool is_connect(const Request& req) {
 
 }  // namespace
 
-SubmissionQueue::SubmissionQueue(Target& target, TransportQueue& transport)
-    : _target(target), _transport(transport) {}
+SubmissionQueue::SubmissionQueue(Target& target, TransportQueue& transport, stats::QueueStats& stats)
+    : _target(target), _transport(transport), _stats(stats) {}
 
 SubmissionQueue::~SubmissionQueue() { unbind(); }
 
@@ -37,6 +37,9 @@ void SubmissionQueue::unbind() {
     _target.log(EventLevel::info, "disconnect: " + _ctrl->hostnqn() + " from " +
                                       _ctrl->subsystem().nqn() + " cntlid " +
                                       std::to_string(_ctrl->cntlid()) + " (" + _transport.peer() + ")");
+    _target.event("disconnect", "{\"hostnqn\":" + json_string(_ctrl->hostnqn()) + ",\"subnqn\":" +
+                                    json_string(_ctrl->subsystem().nqn()) + ",\"cntlid\":" +
+                                    std::to_string(_ctrl->cntlid()) + "}");
     _ctrl->fail("admin queue closed");
     _target.counters().disconnects.fetch_add(1);
   }
@@ -48,10 +51,10 @@ nvme::Status SubmissionQueue::prepare(Request& req) {
   req.transfer_len = 0;
   req.response_len = 0;
   req.step = 0;
+  req.step_offset = 0;
   req.parked = false;
   req.ns = nullptr;
   req.cqe = nvme::Cqe{};
-  if (_sqsize) _sqhd = static_cast<uint16_t>((_sqhd + 1) % _sqsize);
   if (req.sqe.fuse() != 0) return nvme::status::invalid_field.at(1);
 
   nvme::Status st;
@@ -74,7 +77,7 @@ nvme::Status SubmissionQueue::prepare(Request& req) {
 }
 
 void SubmissionQueue::execute(Request& req) {
-  _counters.commands.add();
+  _stats.commands.add();
   if (is_fabrics(req)) return execute_fabrics(*this, req);
   if (_qid != 0) return execute_nvm(*this, req);
   if (_ctrl->subsystem().is_discovery()) return execute_discovery(*this, req);

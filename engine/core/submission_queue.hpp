@@ -10,20 +10,22 @@
 #include "engine/core/request.hpp"
 #include "engine/core/transport_queue.hpp"
 #include "engine/stats/counter.hpp"
+#include "engine/stats/registry.hpp"
 
 namespace core {
 
 class Target;
 
+// What SMART needs besides the queue's stats block (which holds commands and bytes).
 struct QueueCounters {
-  stats::Counter commands, read_bytes, write_bytes, read_commands, write_commands, errors;
+  stats::Counter read_commands, write_commands, errors;
 };
 
 inline constexpr unsigned max_parked_aers = 4;  // AERL + 1
 
 class SubmissionQueue {
  public:
-  SubmissionQueue(Target& target, TransportQueue& transport);
+  SubmissionQueue(Target& target, TransportQueue& transport, stats::QueueStats& stats);
   ~SubmissionQueue();
   SubmissionQueue(const SubmissionQueue&) = delete;
   SubmissionQueue& operator=(const SubmissionQueue&) = delete;
@@ -36,11 +38,17 @@ class SubmissionQueue {
   bool connected() const { return _ctrl != nullptr; }
   bool sq_flow_disabled() const { return _sqflow_disabled; }
   const QueueCounters& counters() const { return _counters; }
+  const stats::QueueStats& stats() const { return _stats; }
+  stats::QueueStats& stats_mut() { return _stats; }
 
   // Step 1 (after the SQE arrived): pick the handler, compute direction and transfer length,
   // check them against the SGL. A non-success status is completed by the caller through
   // complete() once any in-capsule data has been consumed.
   nvme::Status prepare(Request& req);
+  // Once per received capsule (SQHD reported in every CQE).
+  void advance_sqhd() {
+    if (_sqsize) _sqhd = static_cast<uint16_t>((_sqhd + 1) % _sqsize);
+  }
   // Step 2 (data present): run the command. Completes now or when the backend is done.
   void execute(Request& req);
   // The one way a command ends.
@@ -64,6 +72,7 @@ class SubmissionQueue {
 
   Target& _target;
   TransportQueue& _transport;
+  stats::QueueStats& _stats;
   std::shared_ptr<Controller> _ctrl;
   uint16_t _qid = 0;
   uint16_t _sqsize = 0;

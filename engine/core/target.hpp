@@ -1,6 +1,7 @@
 #pragma once
 // The set of subsystems and listeners one engine serves; what discovery reports.
 #include <atomic>
+#include <cstdio>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -36,6 +37,19 @@ struct TargetCounters {
 
 enum class EventLevel { info, warning, error };
 using EventLog = std::function<void(EventLevel, std::string_view)>;
+// Structured events (connect, disconnect): kind and a JSON object with the details.
+using EventHook = std::function<void(std::string_view kind, std::string detail_json)>;
+
+// A JSON string literal of s (quotes included): NQNs come from the wire and may hold anything.
+inline std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') out += '\\', out += static_cast<char>(c);
+    else if (c < 0x20) { char b[8]; std::snprintf(b, sizeof b, "\\u%04x", c); out += b; }
+    else out += static_cast<char>(c);
+  }
+  return out + "\"";
+}
 
 class Target {
  public:
@@ -57,6 +71,10 @@ class Target {
   void log(EventLevel lvl, std::string_view msg) const {
     if (_log) _log(lvl, msg);
   }
+  void set_event_hook(EventHook hook) { _event = std::move(hook); }
+  void event(std::string_view kind, std::string detail_json) const {
+    if (_event) _event(kind, std::move(detail_json));
+  }
 
  private:
   Limits _limits;
@@ -67,6 +85,7 @@ class Target {
   std::atomic<uint64_t> _genctr{1};
   TargetCounters _counters;
   EventLog _log;
+  EventHook _event;
 };
 
 }  // namespace core

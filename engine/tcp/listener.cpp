@@ -26,8 +26,9 @@ std::string peer_name(const sockaddr_in& a) {
 
 }  // namespace
 
-TcpTransport::TcpTransport(core::Target& target, exec::Executor& executor, QueueLimits limits, Budgets budgets)
-    : _target(target), _executor(&executor), _limits(limits), _budgets(budgets) {
+TcpTransport::TcpTransport(core::Target& target, exec::Executor& executor, QueueLimits limits, Budgets budgets,
+                           stats::Registry& registry)
+    : _target(target), _registry(registry), _executor(&executor), _limits(limits), _budgets(budgets) {
   _epoll_fd = epoll_create1(EPOLL_CLOEXEC);
   _stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   epoll_event ev{};
@@ -109,6 +110,8 @@ void TcpTransport::accept_one(int lfd) {
     auto* q = new TcpQueue(fd, peer_name(peer), _target, *_executor, _limits, _budgets);
     q->set_retire_hook([this](TcpQueue* dead) { on_retire(dead); });
     _queues.insert(q);
+    q->stats().set_identity({_next_queue_id++, 0, 0, {}, q->peer()});
+    _registry.add_queue(&q->stats());
     _executor->attach(*q);
   }
 }
@@ -153,6 +156,7 @@ void TcpTransport::on_retire(TcpQueue* q) {
     std::lock_guard<std::recursive_mutex> lk(_mutex);
     add_queue(_retired, *q);
     _queues.erase(q);
+    _registry.remove_queue(&q->stats());
     if (_moving.erase(q)) _moved.notify_all();  // closed while a switch was moving it
   }
   delete q;
@@ -160,15 +164,11 @@ void TcpTransport::on_retire(TcpQueue* q) {
 
 void TcpTransport::add_queue(TransportStats& s, const TcpQueue& q) {
   const auto& c = q.counters();
-  s.pdus_rx += c.pdus_rx.get();
-  s.pdus_tx += c.pdus_tx.get();
+  s.pdus_rx += q.stats().pdus_rx.get();
+  s.pdus_tx += q.stats().pdus_tx.get();
   s.bytes_rx += c.bytes_rx.get();
   s.bytes_tx += c.bytes_tx.get();
   s.term_sent += c.term_sent.get();
-  const auto& k = q.sq().counters();
-  s.commands += k.commands.get();
-  s.read_bytes += k.read_bytes.get();
-  s.write_bytes += k.write_bytes.get();
 }
 
 TransportStats TcpTransport::stats() const {

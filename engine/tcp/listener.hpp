@@ -20,13 +20,15 @@ namespace tcp {
 
 struct TransportStats {
   uint64_t pdus_rx = 0, pdus_tx = 0, bytes_rx = 0, bytes_tx = 0, term_sent = 0;
-  uint64_t commands = 0, read_bytes = 0, write_bytes = 0;
+
   uint32_t queues = 0;
 };
 
 class TcpTransport {
  public:
-  TcpTransport(core::Target& target, exec::Executor& executor, QueueLimits limits, Budgets budgets);
+  // registry: where each queue's statistics block is registered while it lives.
+  TcpTransport(core::Target& target, exec::Executor& executor, QueueLimits limits, Budgets budgets,
+               stats::Registry& registry);
   ~TcpTransport();
   TcpTransport(const TcpTransport&) = delete;
   TcpTransport& operator=(const TcpTransport&) = delete;
@@ -57,6 +59,8 @@ class TcpTransport {
   static void add_queue(TransportStats& s, const TcpQueue& q);
 
   core::Target& _target;
+  stats::Registry& _registry;
+  uint64_t _next_queue_id = 1;  // guarded by _mutex
   exec::Executor* _executor;  // guarded by _mutex
   QueueLimits _limits;
   LiveBudgets _budgets;

@@ -43,7 +43,7 @@ TcpQueue::TcpQueue(int fd, std::string peer, core::Target& target, exec::Executo
                    const QueueLimits& limits, const LiveBudgets& budgets)
     : _fd(fd), _peer(std::move(peer)), _target(target), _executor(&executor), _limits(limits),
       _live_budgets(budgets), _budgets(budgets.load()), _slab(2 * size_t{limits.mdts_bytes} * limits.queue_depth),
-      _ioctx(limits.queue_depth), _sq(target, *this), _cmds(new Command[limits.queue_depth]),
+      _ioctx(limits.queue_depth), _sq(target, *this, _stats), _cmds(new Command[limits.queue_depth]),
       _rxbuf(new uint8_t[rx_buffer_size]) {
   const size_t slot = 2 * size_t{limits.mdts_bytes};
   _free.reserve(limits.queue_depth);
@@ -110,6 +110,17 @@ void TcpQueue::set_executor(exec::Executor& e) {
   _ring_watched = false;  // the new executor must watch the backend ring too
 }
 
+// Connect bound the queue: name it in the statistics (control path, once per queue).
+void TcpQueue::identify() {
+  _identified = true;
+  if (_sq.qid() == 0) _admin.store(true, std::memory_order_relaxed);
+  auto id = _stats.identity();
+  id.qid = _sq.qid();
+  id.cntlid = _sq.controller()->cntlid();
+  id.subnqn = _sq.controller()->subsystem().nqn();
+  _stats.set_identity(std::move(id));
+}
+
 int TcpQueue::incoming_cpu() const {
   int cpu = -1;
   socklen_t len = sizeof cpu;
@@ -121,9 +132,12 @@ int TcpQueue::incoming_cpu() const {
 // the op budget, the byte budget or the deadline is reached.
 exec::Progress TcpQueue::pass(unsigned max_rx_pdus) {
   _budgets = _live_budgets.load();
-  exec_ready_ns.store(0, std::memory_order_relaxed);
+  const uint64_t start = exec::monotonic_ns();
+  // Readiness (event, kick, requeue) to now: how long this queue waited for a thread.
+  if (const uint64_t ready = exec_ready_ns.exchange(0, std::memory_order_relaxed); ready && ready <= start)
+    _stats.queue_wait.record(start - ready);
   if (!_closing && _sq.poll_events()) _closing = true;  // controller died (KATO, admin gone)
-  const uint64_t deadline = _budgets.deadline_us ? exec::monotonic_ns() + _budgets.deadline_us * 1000ull : 0;
+  const uint64_t deadline = _budgets.deadline_us ? start + _budgets.deadline_us * 1000ull : 0;
   unsigned ops = 0, rx_total = 0;
   _pass_bytes = 0;
   bool progress = true;
@@ -139,8 +153,7 @@ exec::Progress TcpQueue::pass(unsigned max_rx_pdus) {
     if (deadline && exec::monotonic_ns() >= deadline) break;
   }
   exec_did_work = ops > 0;
-  if (!_admin.load(std::memory_order_relaxed) && _sq.connected() && _sq.qid() == 0)
-    _admin.store(true, std::memory_order_relaxed);
+  if (!_identified && _sq.connected()) identify();
   if (!_ring_watched && _ioctx.notify_fd() >= 0) {
     _ring_watched = true;
     _executor->watch_fd(*this, _ioctx.notify_fd());

@@ -18,6 +18,7 @@
 #include "engine/core/submission_queue.hpp"
 #include "engine/exec/executor.hpp"
 #include "engine/stats/counter.hpp"
+#include "engine/stats/registry.hpp"
 #include "engine/tcp/codec.hpp"
 #include "engine/tcp/digest.hpp"
 
@@ -62,8 +63,9 @@ inline constexpr uint32_t admin_icd_size = 8192;  // NVME_TCP_ADMIN_CCSZ: Connec
 // Per-command state on the wire, changed only through TcpQueue::set_state.
 enum class CmdState : uint8_t { free, recv_icd, wait_h2c, executing, sending, count_ };
 
+// Transport-only counters; PDUs, commands and latencies live in the stats::QueueStats block.
 struct QueueCounters {
-  stats::Counter pdus_rx, pdus_tx, bytes_rx, bytes_tx, term_sent;
+  stats::Counter bytes_rx, bytes_tx, term_sent;
 };
 
 class TcpQueue final : public exec::Task, public core::TransportQueue {
@@ -92,6 +94,8 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   bool feed(std::span<const uint8_t> bytes);
   bool closing() const { return _closing; }
   const QueueCounters& counters() const { return _counters; }
+  stats::QueueStats& stats() { return _stats; }
+  const stats::QueueStats& stats() const { return _stats; }
   const core::SubmissionQueue& sq() const { return _sq; }
   // Live switching: the executor this queue now belongs to (called during handover, while no
   // io_work runs).
@@ -133,9 +137,12 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   void tx_sent(const TxItem& item);
   void queue_r2t(Command& c);
   void queue_control(uint8_t* pdu, size_t len);
+  void drop_tx();
 
   // queue.cpp
   exec::Progress pass(unsigned max_rx_pdus);
+  void identify();
+  void record_latency(const core::Request& req);
   Command* alloc_command();
   void free_command(Command& c);
   void set_state(Command& c, CmdState s);
@@ -145,6 +152,8 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   int _fd;
   std::string _peer;
   core::Target& _target;
+  stats::QueueStats _stats;  // before _sq, which records into it
+  bool _identified = false;
   // Kicks come from other threads while a live switch may replace the executor: the pointer
   // is guarded (kicks are control-path events, never per command).
   std::mutex _exec_mu;
@@ -200,6 +209,7 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   // Send state: a ring of PDUs waiting for the socket.
   std::vector<TxItem> _tx;
   size_t _tx_head = 0, _tx_count = 0, _tx_off = 0;
+  bool _tx_dead = false;
   std::array<uint8_t, ic_hlen> _icresp{};
   std::array<uint8_t, term_max_plen> _term{};
 };

@@ -34,7 +34,7 @@ unsigned TcpQueue::rx_pass(unsigned budget) {
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) break;
     // 0: the host closed the connection; other errors: the connection is gone.
     _closing = true;
-    _tx_count = 0;
+    drop_tx();
     break;
   }
   return pdus;
@@ -145,7 +145,7 @@ bool TcpQueue::rx_header() {
     fatal(Fes::header_digest_error, 0);
     return false;
   }
-  _counters.pdus_rx.add();
+  _stats.pdus_rx.add();
   _hdr_have = 0;
   on_pdu_header();
   return true;
@@ -202,11 +202,13 @@ nvme::Status TcpQueue::parse_sgl(Command& c) {
 void TcpQueue::on_capsule_cmd() {
   Command* c = alloc_command();
   if (!c) return fatal(Fes::pdu_sequence_error, field::type);  // host exceeded SQ size
+  c->req.start_ns = 0;
   c->req.sqe = parse_capsule_cmd(_hdr);
   if (_fr.data_len > in_capsule_size() || _fr.data_len > c->req.buf_cap) {
     free_command(*c);
     return fatal(Fes::data_transfer_limit_exceeded, field::plen);
   }
+  _sq.advance_sqhd();  // every capsule moves the head, even one failed before prepare()
   nvme::Status st = parse_sgl(*c);
   if (st.ok()) st = _sq.prepare(c->req);
   if (st.ok() && _fr.data_len && c->req.dir != core::DataDir::host_to_controller)
@@ -227,6 +229,7 @@ void TcpQueue::on_capsule_cmd() {
 // A command whose capsule (and in-capsule data) is complete: fail, ask for data, or run.
 void TcpQueue::start_command(Command& c) {
   set_state(c, CmdState::executing);
+  c.req.start_ns = exec::monotonic_ns();
   if (!c.early.ok()) return _sq.complete(c.req, c.early);
   if (c.digest_error) return _sq.complete(c.req, nvme::Status{nvme::Sct::generic, 0x22, false});
   if (c.req.dir == core::DataDir::host_to_controller && c.h2c_next < c.req.transfer_len &&
@@ -243,7 +246,8 @@ void TcpQueue::on_h2c_data() {
     return fatal(Fes::invalid_header_field, field::ttag);
   Command& c = _cmds[h.ttag];
   if (h.cccid != c.req.sqe.cid()) return fatal(Fes::invalid_header_field, field::cccid);
-  if (h.datal != _fr.data_len) return fatal(Fes::invalid_header_field, field::datal);
+  // A zero-length H2CData has no data part (and no PDO to skip to): nothing to accept.
+  if (h.datal == 0 || h.datal != _fr.data_len) return fatal(Fes::invalid_header_field, field::datal);
   if (h.datao != c.h2c_next) return fatal(Fes::data_out_of_range, field::datao);
   if (uint64_t{h.datao} + h.datal > c.req.transfer_len) return fatal(Fes::data_out_of_range, field::datal);
   if (h.datal > _limits.maxh2cdata) return fatal(Fes::data_transfer_limit_exceeded, field::datal);

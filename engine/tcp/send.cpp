@@ -14,7 +14,16 @@ inline constexpr size_t max_iov = 64;
 
 }  // namespace
 
+// The peer is gone: nothing queued can be delivered, and nothing more will be queued.
+void TcpQueue::drop_tx() {
+  _tx_dead = true;
+  _tx_count = 0;
+  _tx_head = 0;
+  _tx_off = 0;
+}
+
 void TcpQueue::tx_push(const TxItem& item) {
+  if (_tx_dead) return;
   // The ring holds 2 items per command plus ICResp and TermReq: it cannot overflow.
   _tx[(_tx_head + _tx_count) % _tx.size()] = item;
   ++_tx_count;
@@ -45,6 +54,7 @@ void TcpQueue::complete(core::Request& req) {
   static_assert(offsetof(Command, req) == 0);
   Command& cmd = *reinterpret_cast<Command*>(&req);
   set_state(cmd, CmdState::sending);
+  record_latency(req);
   const bool ok = req.status.ok();
   const bool data = ok && req.dir == core::DataDir::controller_to_host && req.response_len > 0;
   const bool success_flag = data && _sq.sq_flow_disabled();
@@ -73,8 +83,17 @@ void TcpQueue::complete(core::Request& req) {
   tx_push(it);
 }
 
+void TcpQueue::record_latency(const core::Request& req) {
+  if (!req.start_ns) return;  // failed before it started (e.g. a bad SGL)
+  const uint64_t ns = exec::monotonic_ns() - req.start_ns;
+  const uint8_t op = req.sqe.opcode();
+  if (_sq.qid() != 0 && op == static_cast<uint8_t>(nvme::NvmOpcode::read)) _stats.read_latency.record(ns);
+  else if (_sq.qid() != 0 && op == static_cast<uint8_t>(nvme::NvmOpcode::write)) _stats.write_latency.record(ns);
+  else _stats.other_latency.record(ns);
+}
+
 void TcpQueue::tx_sent(const TxItem& item) {
-  _counters.pdus_tx.add();
+  _stats.pdus_tx.add();
   if (item.kind == TxKind::resp || item.kind == TxKind::c2h_final) free_command(_cmds[item.cmd]);
 }
 
@@ -101,7 +120,7 @@ unsigned TcpQueue::tx_pass(unsigned budget) {
   if (n < 0) {
     if (errno != EAGAIN && errno != EINTR) {
       _closing = true;
-      _tx_count = 0;  // the peer is gone: nothing more can be delivered
+      drop_tx();
     }
     return 0;
   }

@@ -1,12 +1,18 @@
-// control::parse_config / validate / default_config / parse_size.
+// control::parse_config / validate / default_config / parse_size / parse_cpu_list, and the
+// fragment parsers and encoders of config_json.hpp the control socket shares.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "engine/control/config.hpp"
+#include "engine/control/config_json.hpp"
 
 namespace {
 
@@ -40,7 +46,11 @@ constexpr const char* full_example = R"({
   ],
   "tcp": {"in_capsule_data_size": 8192, "maxh2cdata": 131072, "queue_depth": 128,
           "max_io_queues": 64, "mdts_bytes": 1048576},
-  "exec": {"mode": "event", "threads": 0}
+  "threading": {"mode": "unbound", "cpumask": "0", "threads": 2, "queue_cpu": "round_robin",
+                "affinity_scope": "smt", "strict": true, "first_core": -1, "idle_poll_us": 500,
+                "priority": "nice", "inline_budget": 16, "io_mechanism": "io_uring"},
+  "budgets": {"recv_pdus": 16, "send_pdus": 4, "ops_per_pass": 128, "bytes_per_pass": "1MiB",
+              "deadline_us": 200, "reap_batch": 64}
 })";
 
 std::map<std::string, std::string> by_path(const std::vector<ConfigError>& errors) {
@@ -60,7 +70,7 @@ std::string dump(const std::vector<ConfigError>& errors) {
 
 // Serialises a Config back to the documented JSON shape (the test's own writer, so the round
 // trip checks the parser against an independent description of the format).
-json to_json(const control::Config& c) {
+json independent_json(const control::Config& c) {
   json doc = {{"listeners", json::array()}, {"subsystems", json::array()}};
   for (const auto& l : c.listeners)
     doc["listeners"].push_back({{"trtype", l.trtype}, {"traddr", l.traddr}, {"trsvcid", l.trsvcid}});
@@ -80,7 +90,20 @@ json to_json(const control::Config& c) {
   doc["tcp"] = {{"in_capsule_data_size", c.tcp.in_capsule_data_size}, {"maxh2cdata", c.tcp.maxh2cdata},
                 {"queue_depth", c.tcp.queue_depth}, {"max_io_queues", c.tcp.max_io_queues},
                 {"mdts_bytes", c.tcp.mdts_bytes}};
-  doc["exec"] = {{"mode", c.exec.mode}, {"threads", c.exec.threads}};
+  const auto& t = c.threading;
+  doc["threading"] = {{"mode", t.mode}, {"threads", t.threads}, {"queue_cpu", t.queue_cpu},
+                      {"affinity_scope", t.affinity_scope}, {"strict", t.strict}, {"first_core", t.first_core},
+                      {"idle_poll_us", t.idle_poll_us}, {"priority", t.priority},
+                      {"inline_budget", t.inline_budget}, {"io_mechanism", t.io_mechanism}};
+  if (!t.cpus.empty()) {
+    std::string list;
+    for (unsigned cpu : t.cpus) list += (list.empty() ? "" : ",") + std::to_string(cpu);
+    doc["threading"]["cpumask"] = list;
+  }
+  const auto& b = c.budgets;
+  doc["budgets"] = {{"recv_pdus", b.recv_pdus}, {"send_pdus", b.send_pdus}, {"ops_per_pass", b.ops_per_pass},
+                    {"bytes_per_pass", b.bytes_per_pass}, {"deadline_us", b.deadline_us},
+                    {"reap_batch", b.reap_batch}};
   return doc;
 }
 
@@ -100,13 +123,19 @@ TEST(Config, DefaultIsValidAndMatchesTheDocumentedDefault) {
   EXPECT_EQ(ns.backend.kind, "ram");
   EXPECT_EQ(ns.backend.size_bytes, uint64_t{1} << 30);
   EXPECT_EQ(ns.block_size, 512u);
-  EXPECT_EQ(c.exec.mode, "event");
+  // nvmet-tcp's defaults.
+  EXPECT_EQ(c.threading.mode, "bound");
+  EXPECT_TRUE(c.threading.cpus.empty());
+  EXPECT_EQ(c.threading.threads, 0u);
+  EXPECT_EQ(c.budgets.recv_pdus, 8u);
+  EXPECT_EQ(c.budgets.send_pdus, 8u);
+  EXPECT_EQ(c.budgets.ops_per_pass, 64u);
 }
 
 TEST(Config, DefaultSurvivesRoundTrip) {
-  auto r = parse_config(to_json(control::default_config()).dump());
+  auto r = parse_config(independent_json(control::default_config()).dump());
   EXPECT_TRUE(r.errors.empty()) << dump(r.errors);
-  EXPECT_EQ(to_json(r.config), to_json(control::default_config()));
+  EXPECT_EQ(independent_json(r.config), independent_json(control::default_config()));
 }
 
 TEST(Config, EmptyDocumentIsValidWithDefaults) {
@@ -144,16 +173,54 @@ TEST(Config, FullExampleParsesEveryField) {
   EXPECT_EQ(c.subsystems[1].model, "nvmetune");  // default
   EXPECT_EQ(c.subsystems[1].namespaces[0].nsid, 7u);
   EXPECT_EQ(c.tcp.mdts_bytes, 1048576u);
-  EXPECT_EQ(c.exec.threads, 0u);
+  const auto& t = c.threading;
+  EXPECT_EQ(t.mode, "unbound");
+  EXPECT_EQ(t.cpus, std::vector<unsigned>{0});
+  EXPECT_EQ(t.threads, 2u);
+  EXPECT_EQ(t.queue_cpu, "round_robin");
+  EXPECT_EQ(t.affinity_scope, "smt");
+  EXPECT_TRUE(t.strict);
+  EXPECT_EQ(t.first_core, -1);
+  EXPECT_EQ(t.idle_poll_us, 500u);
+  EXPECT_EQ(t.priority, "nice");
+  EXPECT_EQ(t.inline_budget, 16u);
+  EXPECT_EQ(t.io_mechanism, "io_uring");
+  const auto& b = c.budgets;
+  EXPECT_EQ(b.recv_pdus, 16u);
+  EXPECT_EQ(b.send_pdus, 4u);
+  EXPECT_EQ(b.ops_per_pass, 128u);
+  EXPECT_EQ(b.bytes_per_pass, 1u << 20);
+  EXPECT_EQ(b.deadline_us, 200u);
+  EXPECT_EQ(b.reap_batch, 64u);
 }
 
 TEST(Config, FullExampleRoundTrips) {
   auto first = parse_config(full_example);
   ASSERT_TRUE(first.errors.empty()) << dump(first.errors);
-  auto text = to_json(first.config).dump(2);
+  auto text = independent_json(first.config).dump(2);
   auto second = parse_config(text);
   ASSERT_TRUE(second.errors.empty()) << dump(second.errors) << text;
-  EXPECT_EQ(to_json(second.config), to_json(first.config));
+  EXPECT_EQ(independent_json(second.config), independent_json(first.config));
+}
+
+// The example in README.md is a valid configuration (keeps the documentation honest).
+TEST(Config, ReadmeExampleIsValid) {
+  const auto readme = std::filesystem::path(__FILE__).parent_path() / "../../README.md";
+  std::ifstream in(readme);
+  if (!in) GTEST_SKIP() << "no " << readme;
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string doc = text.str();
+  const auto start = doc.find("```json\n");
+  ASSERT_NE(start, std::string::npos) << "README.md has no ```json block";
+  const auto end = doc.find("```", start + 8);
+  auto r = parse_config(doc.substr(start + 8, end - start - 8));
+  EXPECT_TRUE(r.errors.empty()) << dump(r.errors);
+  ASSERT_EQ(r.config.subsystems.size(), 1u);
+  EXPECT_EQ(r.config.subsystems[0].namespaces.size(), 3u);
+  auto again = parse_config(independent_json(r.config).dump());
+  EXPECT_TRUE(again.errors.empty()) << dump(again.errors);
+  EXPECT_EQ(independent_json(again.config), independent_json(r.config));
 }
 
 TEST(Config, ReportsEveryMistakeInOnePassWithExactPaths) {
@@ -171,7 +238,11 @@ TEST(Config, ReportsEveryMistakeInOnePassWithExactPaths) {
       {"nqn": "nqn.2026-12.io.nvmetune:x"}
     ],
     "tcp": {"in_capsule_data_size": 100, "queue_depth": 1, "maxh2cdata": 4097, "mdts_bytes": 3000},
-    "exec": {"mode": "poll", "threads": 2000}
+    "threading": {"mode": "warp", "threads": 2000, "cpumask": "1-0", "queue_cpu": "any",
+                  "first_core": -2, "idle_poll_us": 10000001, "priority": "rt", "inline_budget": 0,
+                  "io_mechanism": "aio", "strict": 1, "affinity_scope": "rack"},
+    "budgets": {"recv_pdus": 0, "send_pdus": 1025, "ops_per_pass": 65537, "bytes_per_pass": "2GiB",
+                "deadline_us": 1000001, "reap_batch": 0}
   })");
   auto m = by_path(r.errors);
   const std::map<std::string, std::string> expected = {
@@ -193,8 +264,23 @@ TEST(Config, ReportsEveryMistakeInOnePassWithExactPaths) {
       {"$.tcp.queue_depth", "out of range: 1 (expected 2..1024)"},
       {"$.tcp.maxh2cdata", "multiple of 4"},
       {"$.tcp.mdts_bytes", "power of two"},
-      {"$.exec.mode", "unknown execution mode \"poll\""},
-      {"$.exec.threads", "out of range: 2000"},
+      {"$.threading.mode", "unknown execution mode \"warp\" (expected one of: \"bound\", \"unbound\", \"poll\", \"inline\")"},
+      {"$.threading.threads", "out of range: 2000 (expected 0..1024)"},
+      {"$.threading.cpumask", "malformed CPU list \"1-0\""},
+      {"$.threading.queue_cpu", "unknown queue_cpu \"any\" (expected one of: \"incoming\", \"round_robin\")"},
+      {"$.threading.affinity_scope", "unknown affinity_scope \"rack\""},
+      {"$.threading.strict", "expected true or false"},
+      {"$.threading.first_core", "out of range: -2 (expected -1.."},
+      {"$.threading.idle_poll_us", "out of range: 10000001 (expected 0..10000000)"},
+      {"$.threading.priority", "unknown priority \"rt\" (expected one of: \"normal\", \"nice\", \"fifo\")"},
+      {"$.threading.inline_budget", "out of range: 0 (expected 1..1024)"},
+      {"$.threading.io_mechanism", "unknown io_mechanism \"aio\" (expected one of: \"epoll\", \"io_uring\")"},
+      {"$.budgets.recv_pdus", "out of range: 0 (expected 1..1024)"},
+      {"$.budgets.send_pdus", "out of range: 1025 (expected 1..1024)"},
+      {"$.budgets.ops_per_pass", "out of range: 65537 (expected 1..65536)"},
+      {"$.budgets.bytes_per_pass", "out of range: 2147483648 (expected 0..1073741824"},
+      {"$.budgets.deadline_us", "out of range: 1000001 (expected 0..1000000)"},
+      {"$.budgets.reap_batch", "out of range: 0 (expected 1..1024)"},
   };
   for (const auto& [path, fragment] : expected) {
     ASSERT_TRUE(m.count(path)) << "no error for " << path << "\nall errors:\n" << dump(r.errors);
@@ -226,12 +312,15 @@ TEST(Config, EmptyTextIsASyntaxError) {
 
 TEST(Config, UnknownKeysAreReportedAtEveryLevel) {
   auto r = parse_config(R"({"listener": [], "tcp": {"queue_depth": 64, "qdepth": 1},
-                            "exec": {"mode": "event", "zzz": 1}, "odd key": 1})");
+                            "threading": {"mode": "bound", "zzz": 1}, "budgets": {"recv_pdu": 4},
+                            "exec": {}, "odd key": 1})");
   auto m = by_path(r.errors);
-  ASSERT_EQ(m.size(), 4u) << dump(r.errors);
+  ASSERT_EQ(m.size(), 6u) << dump(r.errors);
   EXPECT_NE(m["$.listener"].find("did you mean \"listeners\"?"), std::string::npos);
   EXPECT_NE(m["$.tcp.qdepth"].find("unknown key \"qdepth\""), std::string::npos);
-  EXPECT_NE(m["$.exec.zzz"].find("expected one of: mode, threads"), std::string::npos);
+  EXPECT_NE(m["$.threading.zzz"].find("expected one of: mode, cpumask, threads, queue_cpu"), std::string::npos);
+  EXPECT_NE(m["$.budgets.recv_pdu"].find("did you mean \"recv_pdus\"?"), std::string::npos);
+  EXPECT_NE(m["$.exec"].find("unknown key \"exec\""), std::string::npos) << m["$.exec"];  // the old name
   EXPECT_TRUE(m.count("$[\"odd key\"]")) << dump(r.errors);
   EXPECT_EQ(r.config.tcp.queue_depth, 64u);  // valid siblings still read
 }
@@ -247,7 +336,8 @@ TEST(Config, DuplicateKeysAreReported) {
 TEST(Config, WrongTypesAreReportedWithWhatWasExpected) {
   auto r = parse_config(R"({"listeners": {}, "subsystems": [42, {"nqn": 5, "allow_any_host": "yes",
                             "hosts": ["nqn.h:1", 7], "namespaces": [{"nsid": 1.5, "backend": "ram",
-                            "size": true}]}], "tcp": {"queue_depth": "128"}, "exec": []})");
+                            "size": true}]}], "tcp": {"queue_depth": "128"}, "threading": [],
+                            "budgets": {"recv_pdus": "8", "bytes_per_pass": true}})");
   auto m = by_path(r.errors);
   const std::map<std::string, std::string> expected = {
       {"$.listeners", "expected an array, got object"},
@@ -258,7 +348,9 @@ TEST(Config, WrongTypesAreReportedWithWhatWasExpected) {
       {"$.subsystems[1].namespaces[0].nsid", "expected an integer, got 1.5"},
       {"$.subsystems[1].namespaces[0].size", "expected a size"},
       {"$.tcp.queue_depth", "expected a non-negative integer, got string \"128\""},
-      {"$.exec", "expected an object, got array"},
+      {"$.threading", "expected an object, got array"},
+      {"$.budgets.recv_pdus", "expected a non-negative integer, got string \"8\""},
+      {"$.budgets.bytes_per_pass", "expected a size"},
   };
   for (const auto& [path, fragment] : expected) {
     ASSERT_TRUE(m.count(path)) << "no error for " << path << "\n" << dump(r.errors);
@@ -317,7 +409,36 @@ INSTANTIATE_TEST_SUITE_P(Rules, ConfigRule, testing::Values(
     Case{"/tcp/maxh2cdata", 4096, "", ""},
     Case{"/tcp/mdts_bytes", 4096, "", ""},
     Case{"/tcp/mdts_bytes", 16777216, "", ""},
-    Case{"/exec/threads", 1024, "", ""},
+    Case{"/threading/threads", 0, "", ""},
+    Case{"/threading/threads", 1024, "", ""},
+    Case{"/threading/mode", "bound", "", ""},
+    Case{"/threading/mode", "poll", "", ""},
+    Case{"/threading/mode", "inline", "", ""},
+    Case{"/threading/cpumask", "all", "", ""},
+    Case{"/threading/cpumask", "0,0,0-0", "", ""},
+    Case{"/threading/queue_cpu", "incoming", "", ""},
+    Case{"/threading/affinity_scope", "cpu", "", ""},
+    Case{"/threading/affinity_scope", "cache", "", ""},
+    Case{"/threading/affinity_scope", "numa", "", ""},
+    Case{"/threading/affinity_scope", "system", "", ""},
+    Case{"/threading/first_core", 0, "", ""},
+    Case{"/threading/idle_poll_us", 0, "", ""},
+    Case{"/threading/idle_poll_us", 10000000, "", ""},
+    Case{"/threading/priority", "normal", "", ""},
+    Case{"/threading/priority", "fifo", "", ""},
+    Case{"/threading/inline_budget", 1, "", ""},
+    Case{"/threading/inline_budget", 1024, "", ""},
+    Case{"/threading/io_mechanism", "epoll", "", ""},
+    Case{"/budgets/recv_pdus", 1, "", ""},
+    Case{"/budgets/send_pdus", 1024, "", ""},
+    Case{"/budgets/ops_per_pass", 65536, "", ""},
+    Case{"/budgets/bytes_per_pass", 0, "", ""},
+    Case{"/budgets/bytes_per_pass", "0", "", ""},
+    Case{"/budgets/bytes_per_pass", "1GiB", "", ""},
+    Case{"/budgets/bytes_per_pass", 1073741824, "", ""},
+    Case{"/budgets/deadline_us", 0, "", ""},
+    Case{"/budgets/deadline_us", 1000000, "", ""},
+    Case{"/budgets/reap_batch", 1024, "", ""},
     // refused values
     Case{"/listeners/0/trsvcid", 65536, "$.listeners[0].trsvcid", "invalid port \"65536\""},
     Case{"/listeners/0/trsvcid", "44x", "$.listeners[0].trsvcid", "invalid port"},
@@ -344,7 +465,34 @@ INSTANTIATE_TEST_SUITE_P(Rules, ConfigRule, testing::Values(
     Case{"/tcp/mdts_bytes", 33554432, "$.tcp.mdts_bytes", "power of two"},
     Case{"/tcp/mdts_bytes", 4294967296, "$.tcp.mdts_bytes", "does not fit in 32 bits"},
     Case{"/tcp/max_io_queues", 0, "$.tcp.max_io_queues", "expected 1..65535"},
-    Case{"/exec/mode", "bound", "$.exec.mode", "supports: \"event\""}));
+    Case{"/threading/mode", "event", "$.threading.mode", "unknown execution mode \"event\""},
+    Case{"/threading/mode", 1, "$.threading.mode", "expected a string"},
+    Case{"/threading/cpumask", "", "$.threading.cpumask", "empty CPU mask"},
+    Case{"/threading/cpumask", "0-", "$.threading.cpumask", "malformed CPU list \"0-\""},
+    Case{"/threading/cpumask", "0,", "$.threading.cpumask", "malformed CPU list"},
+    Case{"/threading/cpumask", "a", "$.threading.cpumask", "malformed CPU list"},
+    Case{"/threading/cpumask", "0 1", "$.threading.cpumask", "malformed CPU list"},
+    Case{"/threading/cpumask", "9000", "$.threading.cpumask", "malformed CPU list"},
+    Case{"/threading/cpumask", 3, "$.threading.cpumask", "expected a string"},
+    Case{"/threading/threads", 1025, "$.threading.threads", "out of range: 1025 (expected 0..1024)"},
+    Case{"/threading/threads", -1, "$.threading.threads", "-1 is negative"},
+    Case{"/threading/first_core", 1.5, "$.threading.first_core", "expected an integer, got 1.5"},
+    Case{"/threading/first_core", "0", "$.threading.first_core", "expected an integer"},
+    Case{"/threading/first_core", 4294967296, "$.threading.first_core", "does not fit in an int"},
+    Case{"/threading/first_core", -4294967296, "$.threading.first_core", "does not fit in an int"},
+    Case{"/threading/idle_poll_us", 10000001, "$.threading.idle_poll_us", "expected 0..10000000"},
+    Case{"/threading/inline_budget", 1025, "$.threading.inline_budget", "expected 1..1024"},
+    Case{"/threading/io_mechanism", "iouring", "$.threading.io_mechanism", "unknown io_mechanism \"iouring\""},
+    Case{"/threading/strict", "yes", "$.threading.strict", "expected true or false"},
+    Case{"/budgets/recv_pdus", 1025, "$.budgets.recv_pdus", "expected 1..1024"},
+    Case{"/budgets/send_pdus", 0, "$.budgets.send_pdus", "expected 1..1024"},
+    Case{"/budgets/ops_per_pass", 0, "$.budgets.ops_per_pass", "expected 1..65536"},
+    Case{"/budgets/bytes_per_pass", "1025MiB", "$.budgets.bytes_per_pass", "out of range: 1074790400"},
+    Case{"/budgets/bytes_per_pass", "1GB", "$.budgets.bytes_per_pass", "malformed size"},
+    Case{"/budgets/bytes_per_pass", -1, "$.budgets.bytes_per_pass", "-1 is negative"},
+    Case{"/budgets/deadline_us", 1000001, "$.budgets.deadline_us", "expected 0..1000000"},
+    Case{"/budgets/reap_batch", 1025, "$.budgets.reap_batch", "expected 1..1024"},
+    Case{"/budgets/reap_batch", 4294967296, "$.budgets.reap_batch", "does not fit in 32 bits"}));
 
 TEST(Config, FileBackendRules) {
   json doc = json::parse(full_example);
@@ -414,6 +562,270 @@ TEST(ParseSize, RefusesMalformedSizes) {
     EXPECT_FALSE(control::parse_size(text, out)) << text;
     EXPECT_EQ(out, 12345u) << "out must be untouched on failure: " << text;
   }
+}
+
+// ---------------------------------------------------------------- CPU lists
+
+TEST(CpuList, ParsesRangesAndSingles) {
+  const std::pair<const char*, std::vector<unsigned>> cases[] = {
+      {"", {}},
+      {"0", {0}},
+      {"0-3,6", {0, 1, 2, 3, 6}},
+      {"6,0-3", {0, 1, 2, 3, 6}},       // sorted
+      {"1,1,0-1", {0, 1}},              // deduplicated
+      {"5-5", {5}},
+      {"8191", {8191}},
+  };
+  for (const auto& [text, cpus] : cases) {
+    std::vector<unsigned> out{99};
+    EXPECT_TRUE(control::parse_cpu_list(text, out)) << text;
+    EXPECT_EQ(out, cpus) << text;
+  }
+}
+
+TEST(CpuList, RefusesMalformedLists) {
+  for (const char* text : {",", "0,", ",0", "0-", "-1", "3-1", "0--1", "0 1", " 0", "0 ", "a", "0x1", "1.5",
+                           "8192", "0-8192", "+1", "0,,1", "0-1-2"}) {
+    std::vector<unsigned> out{99};
+    EXPECT_FALSE(control::parse_cpu_list(text, out)) << text;
+    EXPECT_EQ(out, std::vector<unsigned>{99}) << "out must be untouched on failure: " << text;
+  }
+}
+
+TEST(CpuList, FormatsCompactRanges) {
+  EXPECT_EQ(control::format_cpu_list({}), "");
+  EXPECT_EQ(control::format_cpu_list({0}), "0");
+  EXPECT_EQ(control::format_cpu_list({0, 1, 2, 3, 6}), "0-3,6");
+  EXPECT_EQ(control::format_cpu_list({6, 3, 2, 1, 0, 3}), "0-3,6");
+  EXPECT_EQ(control::format_cpu_list({1, 3, 5, 6}), "1,3,5-6");
+  for (const char* text : {"0-3,6", "0", "1,3,5-6", "0-63"}) {
+    std::vector<unsigned> cpus;
+    ASSERT_TRUE(control::parse_cpu_list(text, cpus));
+    EXPECT_EQ(control::format_cpu_list(cpus), text);
+  }
+}
+
+TEST(CpuList, OnlineCpusMatchSysfs) {
+  const auto online = control::online_cpus();
+  ASSERT_FALSE(online.empty());
+  EXPECT_TRUE(std::is_sorted(online.begin(), online.end()));
+  std::ifstream in("/sys/devices/system/cpu/online");
+  std::string text;
+  if (!in || !std::getline(in, text)) GTEST_SKIP() << "no /sys/devices/system/cpu/online";
+  EXPECT_EQ(control::format_cpu_list(online), text);
+}
+
+// A CPU just above the highest online one: offline (or absent) on any machine.
+unsigned first_offline_cpu() { return control::online_cpus().back() + 1; }
+
+std::string online_text() { return control::format_cpu_list(control::online_cpus()); }
+
+TEST(Threading, CpumaskMustBeOnline) {
+  const unsigned cpu = first_offline_cpu();
+  json doc = json::parse(full_example);
+  doc["threading"]["cpumask"] = "0," + std::to_string(cpu);
+  auto r = parse_config(doc.dump());
+  ASSERT_EQ(r.errors.size(), 1u) << dump(r.errors);
+  EXPECT_EQ(r.errors[0].path, "$.threading.cpumask");
+  EXPECT_EQ(r.errors[0].message, "CPU " + std::to_string(cpu) + " is not online (online: " + online_text() + ")");
+
+  doc["threading"]["cpumask"] = std::to_string(cpu) + "-" + std::to_string(cpu + 3);
+  r = parse_config(doc.dump());
+  ASSERT_EQ(r.errors.size(), 1u) << dump(r.errors);
+  EXPECT_EQ(r.errors[0].message, "CPUs " + std::to_string(cpu) + "-" + std::to_string(cpu + 3) +
+                                     " are not online (online: " + online_text() + ")");
+}
+
+TEST(Threading, FirstCoreAndItsThreadsMustBeOnline) {
+  const auto online = control::online_cpus();
+  const int max_online = static_cast<int>(online.back());
+  json doc = json::parse(full_example);
+  doc["threading"]["mode"] = "poll";
+  doc["threading"]["cpumask"] = "all";
+
+  doc["threading"]["first_core"] = max_online + 1;
+  auto r = parse_config(doc.dump());
+  ASSERT_EQ(r.errors.size(), 1u) << dump(r.errors);
+  EXPECT_EQ(r.errors[0].path, "$.threading.first_core");
+  EXPECT_NE(r.errors[0].message.find("out of range: " + std::to_string(max_online + 1) + " (expected -1.." +
+                                     std::to_string(max_online)),
+            std::string::npos)
+      << r.errors[0].message;
+
+  // The last CPU with 2 threads runs past the online CPUs.
+  doc["threading"]["first_core"] = max_online;
+  doc["threading"]["threads"] = 2;
+  r = parse_config(doc.dump());
+  ASSERT_EQ(r.errors.size(), 1u) << dump(r.errors);
+  EXPECT_EQ(r.errors[0].path, "$.threading.first_core");
+  EXPECT_NE(r.errors[0].message.find("CPU " + std::to_string(max_online + 1) + " is not online (online: " +
+                                     online_text() + ")"),
+            std::string::npos)
+      << r.errors[0].message;
+
+  doc["threading"]["threads"] = 1;
+  EXPECT_TRUE(parse_config(doc.dump()).errors.empty());
+  doc["threading"]["first_core"] = -1;
+  doc["threading"]["threads"] = 1024;  // free over the mask: any count
+  EXPECT_TRUE(parse_config(doc.dump()).errors.empty());
+}
+
+// ---------------------------------------------------------------- config_json.hpp
+
+TEST(ParseThreading, PartialObjectMergesOntoTheCurrentValue) {
+  control::ThreadingConfig t;
+  t.mode = "unbound";
+  t.threads = 3;
+  auto errors = control::parse_threading(json{{"mode", "poll"}, {"idle_poll_us", 50}}, "params", t);
+  ASSERT_TRUE(errors.empty()) << dump(errors);
+  EXPECT_EQ(t.mode, "poll");
+  EXPECT_EQ(t.idle_poll_us, 50u);
+  EXPECT_EQ(t.threads, 3u);  // untouched
+
+  errors = control::parse_threading(json{{"cpumask", "0"}}, "params", t);
+  ASSERT_TRUE(errors.empty()) << dump(errors);
+  EXPECT_EQ(t.cpus, std::vector<unsigned>{0});
+  errors = control::parse_threading(json{{"cpumask", "all"}}, "params", t);
+  ASSERT_TRUE(errors.empty()) << dump(errors);
+  EXPECT_TRUE(t.cpus.empty());
+}
+
+TEST(ParseThreading, ReportsEveryBadFieldUnderThePathAndChangesNothing) {
+  control::ThreadingConfig t;
+  t.threads = 2;
+  const json before = control::to_json(t);
+  auto errors = control::parse_threading(
+      json{{"mode", "warp"}, {"threads", 5000}, {"cpumask", ""}, {"priority", 3}, {"speed", 1}}, "params", t);
+  auto m = by_path(errors);
+  EXPECT_EQ(m.size(), 5u) << dump(errors);
+  EXPECT_NE(m["params.mode"].find("unknown execution mode \"warp\""), std::string::npos);
+  EXPECT_NE(m["params.threads"].find("out of range: 5000 (expected 0..1024)"), std::string::npos);
+  EXPECT_NE(m["params.cpumask"].find("empty CPU mask"), std::string::npos);
+  EXPECT_NE(m["params.priority"].find("expected a string"), std::string::npos);
+  EXPECT_NE(m["params.speed"].find("unknown key"), std::string::npos);
+  EXPECT_EQ(control::to_json(t), before);  // a refused change changes nothing
+
+  errors = control::parse_threading(json::array(), "params", t);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].path, "params");
+  EXPECT_NE(errors[0].message.find("expected an object"), std::string::npos);
+}
+
+TEST(ParseThreading, ValidatesTheMergedWhole) {
+  // first_core alone is fine; with the current thread count it pins past the online CPUs.
+  control::ThreadingConfig t;
+  t.mode = "poll";
+  t.threads = static_cast<unsigned>(control::online_cpus().size()) + 1;
+  auto errors = control::parse_threading(json{{"first_core", 0}}, "params", t);
+  ASSERT_EQ(errors.size(), 1u) << dump(errors);
+  EXPECT_EQ(errors[0].path, "params.first_core");
+  EXPECT_EQ(t.first_core, -1);
+}
+
+TEST(ParseBudgets, PartialMergeSizesAndErrors) {
+  control::BudgetConfig b;
+  auto errors = control::parse_budgets(json{{"recv_pdus", 16}, {"bytes_per_pass", "256K"}}, "params", b);
+  ASSERT_TRUE(errors.empty()) << dump(errors);
+  EXPECT_EQ(b.recv_pdus, 16u);
+  EXPECT_EQ(b.bytes_per_pass, 256u * 1024);
+  EXPECT_EQ(b.send_pdus, 8u);
+
+  const json before = control::to_json(b);
+  errors = control::parse_budgets(json{{"recv_pdus", 0}, {"reap_batch", "x"}, {"send_pdus", 4}}, "params", b);
+  auto m = by_path(errors);
+  EXPECT_EQ(m.size(), 2u) << dump(errors);
+  EXPECT_TRUE(m.count("params.recv_pdus"));
+  EXPECT_TRUE(m.count("params.reap_batch"));
+  EXPECT_EQ(control::to_json(b), before);  // send_pdus was valid, but the request failed as a whole
+}
+
+TEST(ParseSubsystem, WholeObjectWithPaths) {
+  control::SubsystemConfig s;
+  auto errors = control::parse_subsystem(
+      json::parse(R"({"nqn": "nqn.2026-12.io.nvmetune:x", "allow_any_host": true,
+                      "namespaces": [{"nsid": 1, "backend": "ram", "size": "1MiB"}]})"),
+      "params", s);
+  ASSERT_TRUE(errors.empty()) << dump(errors);
+  EXPECT_EQ(s.nqn, "nqn.2026-12.io.nvmetune:x");
+  ASSERT_EQ(s.namespaces.size(), 1u);
+  EXPECT_EQ(s.namespaces[0].backend.size_bytes, 1u << 20);
+
+  control::SubsystemConfig bad;
+  errors = control::parse_subsystem(
+      json::parse(R"({"nqn": "x", "namespaces": [{"nsid": 1, "backend": "ram", "size": "1MiB"},
+                                                 {"nsid": 1, "backend": "tape"}]})"),
+      "params", bad);
+  auto m = by_path(errors);
+  EXPECT_EQ(m.size(), 3u) << dump(errors);
+  EXPECT_TRUE(m.count("params.nqn"));
+  EXPECT_TRUE(m.count("params.namespaces[1].nsid"));
+  EXPECT_TRUE(m.count("params.namespaces[1].backend"));
+  EXPECT_TRUE(bad.nqn.empty());
+}
+
+TEST(ParseNamespace, RequiredKeysAndRules) {
+  control::NamespaceConfig ns;
+  auto errors = control::parse_namespace(json{{"backend", "null"}, {"size", 1000}}, "params", ns);
+  auto m = by_path(errors);
+  EXPECT_EQ(m.size(), 2u) << dump(errors);
+  EXPECT_NE(m["params.nsid"].find("missing required key"), std::string::npos);
+  EXPECT_NE(m["params.size"].find("multiple of block_size 512"), std::string::npos);
+  errors = control::parse_namespace(json{{"nsid", 3}, {"backend", "null"}, {"size", "1GiB"}}, "params", ns);
+  EXPECT_TRUE(errors.empty()) << dump(errors);
+  EXPECT_EQ(ns.nsid, 3u);
+}
+
+TEST(ToJson, EncodesEveryFieldAndRoundTrips) {
+  auto first = parse_config(full_example);
+  ASSERT_TRUE(first.errors.empty()) << dump(first.errors);
+  const json doc = control::to_json(first.config);
+  EXPECT_EQ(doc["threading"]["cpumask"], "0");
+  EXPECT_EQ(doc["threading"]["io_mechanism"], "io_uring");
+  EXPECT_EQ(doc["budgets"]["bytes_per_pass"], 1 << 20);
+  EXPECT_EQ(doc["subsystems"][0]["namespaces"][1]["path"], "/var/tmp/x.img");
+  auto second = parse_config(doc.dump());
+  ASSERT_TRUE(second.errors.empty()) << dump(second.errors) << doc.dump(2);
+  EXPECT_EQ(control::to_json(second.config), doc);
+  // The two writers agree on what the document means.
+  EXPECT_EQ(independent_json(second.config), independent_json(first.config));
+
+  auto def = parse_config(control::to_json(control::default_config()).dump());
+  ASSERT_TRUE(def.errors.empty()) << dump(def.errors);
+  EXPECT_EQ(control::to_json(def.config), control::to_json(control::default_config()));
+  EXPECT_EQ(control::to_json(def.config)["threading"]["cpumask"], "all");
+}
+
+TEST(ToJson, FragmentsRoundTripThroughTheirParsers) {
+  control::ThreadingConfig t;
+  t.mode = "poll";
+  t.cpus = {0};
+  t.first_core = 0;
+  t.threads = 1;
+  t.priority = "fifo";
+  control::ThreadingConfig back;
+  ASSERT_TRUE(control::parse_threading(control::to_json(t), "$", back).empty());
+  EXPECT_EQ(control::to_json(back), control::to_json(t));
+
+  control::BudgetConfig b;
+  b.deadline_us = 7;
+  b.bytes_per_pass = 4096;
+  control::BudgetConfig bb;
+  ASSERT_TRUE(control::parse_budgets(control::to_json(b), "$", bb).empty());
+  EXPECT_EQ(control::to_json(bb), control::to_json(b));
+}
+
+TEST(Validate, ThreadingAndBudgetsBuiltInCode) {
+  auto c = control::default_config();
+  c.threading.mode = "event";
+  c.threading.cpus = {first_offline_cpu()};
+  c.budgets.ops_per_pass = 0;
+  auto m = by_path(control::validate(c));
+  EXPECT_EQ(m.size(), 3u);
+  EXPECT_TRUE(m.count("$.threading.mode"));
+  EXPECT_TRUE(m.count("$.threading.cpumask"));
+  EXPECT_TRUE(m.count("$.budgets.ops_per_pass"));
+  EXPECT_EQ(control::validate_threading(c.threading).size(), 2u);
+  EXPECT_EQ(control::validate_budgets(c.budgets, "b").at(0).path, "b.ops_per_pass");
 }
 
 }  // namespace

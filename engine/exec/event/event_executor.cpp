@@ -153,8 +153,7 @@ class Worker {
   std::atomic<bool> _ctl_pending{false};
 
   // Set at construction, then read-only (producers write to _evfd).
-  alignas(64) const unsigned _index;
-  int _epfd = -1;
+  alignas(64) int _epfd = -1;
   int _evfd = -1;
   std::string _name;
   std::vector<unsigned> _cpus;   // guarded by _ctl_mu after start
@@ -184,7 +183,7 @@ thread_local const Worker* tl_worker = nullptr;
 bool Worker::on_this_thread() const { return tl_worker == this; }
 
 Worker::Worker(unsigned index, std::vector<unsigned> cpus, const EventExecutorConfig& cfg)
-    : _index(index), _cpus(std::move(cpus)), _priority(cfg.priority), _busy_poll_ns(cfg.busy_poll_ns) {
+    : _cpus(std::move(cpus)), _priority(cfg.priority), _busy_poll_ns(cfg.busy_poll_ns) {
   _name = cfg.thread_prefix + "/" + std::to_string(index);
   _epfd = epoll_create1(EPOLL_CLOEXEC);
   if (_epfd < 0) throw sys_error("epoll_create1");

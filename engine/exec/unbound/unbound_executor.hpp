@@ -9,6 +9,7 @@
 // Data path (io_work, schedule, watch_fd, events): no lock and no allocation. attach, release,
 // tasks, threads, stop: control path.
 #include <atomic>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -74,11 +75,12 @@ class UnboundExecutor final : public Executor {
   friend class unbound::Pod;
   friend class unbound::Worker;
 
+  void start_workers(unsigned threads);
   unbound::Slot& slot_of(Task& task) const;
   unsigned pick_pod(const Task& task);
-  void detach(unbound::Slot& slot, Task& task);
+  bool detach(unbound::Slot& slot, Task& task, std::function<void(Task&)>* handover);
+  void retire_closed(unbound::Slot& slot);
   void honour_release(unbound::Slot& slot);
-  bool claim_for_release(unbound::Slot& slot);
 
   std::vector<std::vector<unsigned>> _pod_cpus;
   std::vector<int> _pod_of_cpu;  // CPU number → pod index, -1 outside the mask

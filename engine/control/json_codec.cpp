@@ -1,0 +1,145 @@
+// JSON encodings of statistics, events and threads (json_codec.hpp).
+#include "engine/control/json_codec.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <string>
+
+#include "engine/control/config.hpp"
+#include "engine/stats/histogram_layout.hpp"
+
+namespace control {
+
+namespace {
+
+using json = nlohmann::json;
+namespace hl = stats::histogram_layout;
+
+constexpr double ns_per_s = 1e9;
+constexpr double bytes_per_mib = 1024.0 * 1024.0;
+
+// Percentiles as integer nanoseconds: sub-nanosecond digits are noise.
+uint64_t ns(double v) { return static_cast<uint64_t>(std::llround(std::max(v, 0.0))); }
+
+double per_second(uint64_t value, uint64_t interval_ns) {
+  return interval_ns ? static_cast<double>(value) * ns_per_s / static_cast<double>(interval_ns) : 0.0;
+}
+
+double round_to(double v, double unit) { return std::round(v / unit) * unit; }
+
+json counters_json(const stats::QueueRow& q, bool buckets) {
+  return {{"commands", q.commands},
+          {"read_bytes", q.read_bytes},
+          {"write_bytes", q.write_bytes},
+          {"pdus_rx", q.pdus_rx},
+          {"pdus_tx", q.pdus_tx},
+          {"queue_wait", histogram_json(q.queue_wait, buckets)},
+          {"read_latency", histogram_json(q.read_latency, buckets)},
+          {"write_latency", histogram_json(q.write_latency, buckets)},
+          {"other_latency", histogram_json(q.other_latency, buckets)},
+          {"backend_latency", histogram_json(q.backend_latency, buckets)}};
+}
+
+json queue_json(const stats::QueueRow& q, bool buckets) {
+  json j = {{"queue_id", q.queue_id}, {"qid", q.qid},   {"cntlid", q.cntlid},
+            {"subnqn", q.subnqn},     {"peer", q.peer}, {"worker", q.worker}};
+  j.update(counters_json(q, buckets));
+  return j;
+}
+
+json worker_json(const stats::WorkerRow& w, uint64_t interval_ns) {
+  const double busy = interval_ns ? 100.0 * static_cast<double>(w.cpu_ns) / static_cast<double>(interval_ns) : 0.0;
+  return {{"index", w.index},
+          {"tid", w.tid},
+          {"name", w.name},
+          {"cpus_allowed", format_cpu_list(w.cpus_allowed)},
+          {"io_work_passes", w.io_work_passes},
+          {"busy_passes", w.busy_passes},
+          {"idle_passes", w.idle_passes},
+          {"wakeups", w.wakeups},
+          {"cpu_ns", w.cpu_ns},
+          {"busy_pct", round_to(busy, 0.1)},
+          {"queues", w.queues}};
+}
+
+// The kernel's view of a thread's affinity: "Cpus_allowed_list:\t0-1".
+json cpus_allowed_of(int tid) {
+  std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/status");
+  static constexpr std::string_view key = "Cpus_allowed_list:";
+  for (std::string line; std::getline(in, line);) {
+    if (line.compare(0, key.size(), key) != 0) continue;
+    const auto start = line.find_first_not_of(" \t", key.size());
+    return start == std::string::npos ? std::string() : line.substr(start);
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+json histogram_json(const stats::HistogramData& h, bool buckets) {
+  json j = {{"count", h.count},
+            {"sum_ns", h.sum_ns},
+            {"min_ns", h.min_ns},
+            {"max_ns", h.max_ns},
+            {"mean_ns", ns(h.mean())},
+            {"p50_ns", ns(h.percentile(50))},
+            {"p90_ns", ns(h.percentile(90))},
+            {"p99_ns", ns(h.percentile(99))},
+            {"p99_9_ns", ns(h.percentile(99.9))}};
+  if (buckets) {
+    json list = json::array();
+    for (size_t i = 0; i < h.counts.size() && i < hl::buckets; ++i)
+      if (h.counts[i]) list.push_back({hl::lower_bound(i), hl::upper_bound(i), h.counts[i]});
+    j["buckets"] = std::move(list);
+  }
+  return j;
+}
+
+stats::HistogramData histogram_from_json(const json& j) {
+  stats::HistogramData h;
+  h.count = j.value("count", uint64_t{0});
+  h.sum_ns = j.value("sum_ns", uint64_t{0});
+  h.min_ns = j.value("min_ns", uint64_t{0});
+  h.max_ns = j.value("max_ns", uint64_t{0});
+  auto it = j.find("buckets");
+  if (it == j.end() || !it->is_array()) return h;
+  h.counts.assign(hl::buckets, 0);
+  for (const auto& b : *it) {
+    if (!b.is_array() || b.size() != 3 || !b[0].is_number_unsigned() || !b[2].is_number_unsigned()) continue;
+    h.counts[hl::bucket_of(b[0].get<uint64_t>())] += b[2].get<uint64_t>();
+  }
+  return h;
+}
+
+json snapshot_json(const stats::Snapshot& s, bool buckets) {
+  json queues = json::array();
+  for (const auto& q : s.queues) queues.push_back(queue_json(q, buckets));
+  json workers = json::array();
+  for (const auto& w : s.workers) workers.push_back(worker_json(w, s.interval_ns));
+  return {{"seq", s.seq},
+          {"time_ns", s.time_ns},
+          {"interval_ns", s.interval_ns},
+          {"mode", s.mode},
+          {"iops", s.iops()},
+          {"read_mib_s", round_to(per_second(s.total.read_bytes, s.interval_ns) / bytes_per_mib, 0.01)},
+          {"write_mib_s", round_to(per_second(s.total.write_bytes, s.interval_ns) / bytes_per_mib, 0.01)},
+          {"total", counters_json(s.total, buckets)},
+          {"queues", std::move(queues)},
+          {"workers", std::move(workers)}};
+}
+
+json event_json(const stats::Event& e) {
+  json detail = json::parse(e.detail_json, nullptr, false);
+  if (detail.is_discarded()) detail = e.detail_json;
+  return {{"seq", e.seq}, {"time_ns", e.time_ns}, {"kind", e.kind}, {"detail", std::move(detail)}};
+}
+
+json thread_json(const engine::ThreadInfo& t) {
+  return {{"tid", t.tid},
+          {"name", t.name},
+          {"role", t.role},
+          {"cpus", t.cpus.empty() ? std::string("all") : format_cpu_list(t.cpus)},
+          {"cpus_allowed", cpus_allowed_of(t.tid)}};
+}
+
+}  // namespace control

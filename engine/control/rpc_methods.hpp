@@ -1,0 +1,33 @@
+#pragma once
+// The engine's control-socket methods (README.md "Control socket" has the table): a method
+// table for RpcServer over one engine::Engine. Params are validated with config_json.hpp's
+// parsers, so a field is judged by exactly the rules of the configuration file, and every bad
+// field is reported (invalid_params, data [{path, message}, ...], paths under "params").
+// A request that fails changes nothing.
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "engine/control/config.hpp"
+#include "engine/control/engine.hpp"
+#include "engine/control/rpc_server.hpp"
+
+namespace control {
+
+struct ControlInfo {
+  std::string version;      // engine.info "version"
+  std::string socket_path;  // engine.info "control_socket"
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();  // uptime's origin
+};
+
+// The methods run on the RpcServer's thread and call engine (which must outlive the table).
+RpcMethodTable make_engine_methods(engine::Engine& engine, ControlInfo info);
+
+// [{path, message}, ...]
+nlohmann::json errors_json(const std::vector<ConfigError>& errors);
+// invalid_params whose message quotes the first error and whose data lists all of them.
+RpcOutcome invalid_params(const std::vector<ConfigError>& errors);
+// engine_refused: "what: first error", data lists every error.
+RpcOutcome engine_refused(const std::string& what, const std::vector<ConfigError>& errors);
+
+}  // namespace control

@@ -1,0 +1,185 @@
+#include "engine/stats/registry.hpp"
+
+#include <algorithm>
+#include <tuple>
+
+namespace stats {
+
+// ---- QueueStats
+
+void QueueStats::set_identity(QueueIdentity id) {
+  std::lock_guard lock(_mu);
+  _id = std::move(id);
+}
+
+QueueIdentity QueueStats::identity() const {
+  std::lock_guard lock(_mu);
+  return _id;
+}
+
+QueueRow QueueStats::read() const {
+  QueueRow r;
+  QueueIdentity id = identity();
+  r.queue_id = id.queue_id;
+  r.qid = id.qid;
+  r.cntlid = id.cntlid;
+  r.subnqn = std::move(id.subnqn);
+  r.peer = std::move(id.peer);
+  r.worker = worker.load(std::memory_order_relaxed);
+  r.commands = commands.get();
+  r.read_bytes = read_bytes.get();
+  r.write_bytes = write_bytes.get();
+  r.pdus_rx = pdus_rx.get();
+  r.pdus_tx = pdus_tx.get();
+  r.queue_wait = queue_wait.read();
+  r.read_latency = read_latency.read();
+  r.write_latency = write_latency.read();
+  r.other_latency = other_latency.read();
+  r.backend_latency = backend_latency.read();
+  return r;
+}
+
+// ---- WorkerStats
+
+WorkerStats::WorkerStats(unsigned index, std::string name) : _index(index), _name(std::move(name)) {}
+
+void WorkerStats::set_name(std::string name) {
+  std::lock_guard lock(_mu);
+  _name = std::move(name);
+}
+
+std::string WorkerStats::name() const {
+  std::lock_guard lock(_mu);
+  return _name;
+}
+
+void WorkerStats::set_cpus_allowed(std::vector<unsigned> cpus) {
+  std::lock_guard lock(_mu);
+  _cpus = std::move(cpus);
+}
+
+std::vector<unsigned> WorkerStats::cpus_allowed() const {
+  std::lock_guard lock(_mu);
+  return _cpus;
+}
+
+WorkerRow WorkerStats::read() const {
+  WorkerRow r;
+  r.index = _index;
+  r.tid = tid.load(std::memory_order_relaxed);
+  {
+    std::lock_guard lock(_mu);
+    r.name = _name;
+    r.cpus_allowed = _cpus;
+  }
+  r.io_work_passes = io_work_passes.get();
+  r.busy_passes = busy_passes.get();
+  r.idle_passes = idle_passes.get();
+  r.wakeups = wakeups.get();
+  r.queues = queues.load(std::memory_order_relaxed);
+  return r;
+}
+
+// ---- Row arithmetic
+
+void accumulate(QueueRow& into, const QueueRow& from) {
+  into.commands += from.commands;
+  into.read_bytes += from.read_bytes;
+  into.write_bytes += from.write_bytes;
+  into.pdus_rx += from.pdus_rx;
+  into.pdus_tx += from.pdus_tx;
+  into.queue_wait.merge(from.queue_wait);
+  into.read_latency.merge(from.read_latency);
+  into.write_latency.merge(from.write_latency);
+  into.other_latency.merge(from.other_latency);
+  into.backend_latency.merge(from.backend_latency);
+}
+
+namespace {
+uint64_t minus(uint64_t now, uint64_t before) { return now >= before ? now - before : 0; }
+}  // namespace
+
+QueueRow difference(const QueueRow& now, const QueueRow& before) {
+  QueueRow d;
+  d.queue_id = now.queue_id;
+  d.qid = now.qid;
+  d.cntlid = now.cntlid;
+  d.subnqn = now.subnqn;
+  d.peer = now.peer;
+  d.worker = now.worker;
+  d.commands = minus(now.commands, before.commands);
+  d.read_bytes = minus(now.read_bytes, before.read_bytes);
+  d.write_bytes = minus(now.write_bytes, before.write_bytes);
+  d.pdus_rx = minus(now.pdus_rx, before.pdus_rx);
+  d.pdus_tx = minus(now.pdus_tx, before.pdus_tx);
+  d.queue_wait = now.queue_wait.since(before.queue_wait);
+  d.read_latency = now.read_latency.since(before.read_latency);
+  d.write_latency = now.write_latency.since(before.write_latency);
+  d.other_latency = now.other_latency.since(before.other_latency);
+  d.backend_latency = now.backend_latency.since(before.backend_latency);
+  return d;
+}
+
+QueueRow Collection::total() const {
+  QueueRow t = retired;
+  for (const QueueSample& q : queues) accumulate(t, q.row);
+  return t;
+}
+
+// ---- Registry
+
+void Registry::add_queue(QueueStats* q) {
+  std::lock_guard lock(_mu);
+  if (std::any_of(_queues.begin(), _queues.end(), [q](const auto& e) { return e.block == q; })) return;
+  _queues.push_back({_next_source++, q});
+}
+
+void Registry::remove_queue(QueueStats* q) {
+  std::lock_guard lock(_mu);
+  auto it = std::find_if(_queues.begin(), _queues.end(), [q](const auto& e) { return e.block == q; });
+  if (it == _queues.end()) return;
+  accumulate(_retired, q->read());
+  _queues.erase(it);
+}
+
+void Registry::add_worker(WorkerStats* w) {
+  std::lock_guard lock(_mu);
+  if (std::any_of(_workers.begin(), _workers.end(), [w](const auto& e) { return e.block == w; })) return;
+  _workers.push_back({_next_source++, w});
+}
+
+void Registry::remove_worker(WorkerStats* w) {
+  std::lock_guard lock(_mu);
+  std::erase_if(_workers, [w](const auto& e) { return e.block == w; });
+}
+
+Collection Registry::collect() const {
+  Collection c;
+  {
+    std::lock_guard lock(_mu);
+    c.queues.reserve(_queues.size());
+    for (const auto& e : _queues) c.queues.push_back({e.source, e.block->read()});
+    c.workers.reserve(_workers.size());
+    for (const auto& e : _workers) c.workers.push_back({e.source, e.block->read()});
+    c.retired = _retired;
+  }
+  std::sort(c.queues.begin(), c.queues.end(), [](const QueueSample& a, const QueueSample& b) {
+    return std::tie(a.row.queue_id, a.source) < std::tie(b.row.queue_id, b.source);
+  });
+  std::sort(c.workers.begin(), c.workers.end(), [](const WorkerSample& a, const WorkerSample& b) {
+    return std::tie(a.row.index, a.source) < std::tie(b.row.index, b.source);
+  });
+  return c;
+}
+
+size_t Registry::queue_count() const {
+  std::lock_guard lock(_mu);
+  return _queues.size();
+}
+
+size_t Registry::worker_count() const {
+  std::lock_guard lock(_mu);
+  return _workers.size();
+}
+
+}  // namespace stats

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# `nvmetune ctl` against a running `nvmetune serve` on a temporary control socket: results,
+# errors naming the bad field (exit 1), usage errors (exit 2), a refused connection, and
+# `ctl stats --watch`. Usage: rpc_ctl_test.sh PATH/TO/nvmetune
+set -uo pipefail
+
+bin=${1:?usage: rpc_ctl_test.sh PATH/TO/nvmetune}
+work=$(mktemp -d)
+sock=$work/ctl.sock
+pid=
+cleanup() {
+  [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+pass() { echo "ok: $*"; }
+show() { sed 's/^/  | /' "$work/out" "$work/err"; }
+
+# expect_exit CODE NAME -- COMMAND...: runs COMMAND (at most 30 s), output in $work/out and $work/err.
+expect_exit() {
+  local want=$1 name=$2
+  shift 3
+  timeout 30 "$@" >"$work/out" 2>"$work/err"
+  local got=$?
+  if [ "$got" -eq "$want" ]; then pass "$name (exit $got)"; else fail "$name: exit $got, expected $want"; show; fi
+}
+expect_grep() {  # expect_grep FILE REGEX NAME
+  if grep -qE -- "$2" "$1"; then pass "$3"; else fail "$3: no /$2/ in $1"; show; fi
+}
+
+ctl=("$bin" ctl --socket "$sock")
+
+# --- serve with a control socket ---------------------------------------------------------------
+"$bin" serve --listen 127.0.0.1:0 --ram 16MiB --threads 1 --control-socket "$sock" >"$work/serve.out" 2>"$work/serve.err" &
+pid=$!
+for _ in $(seq 100); do
+  grep -qx "nvmetune: ready" "$work/serve.out" 2>/dev/null && break
+  kill -0 "$pid" 2>/dev/null || break
+  sleep 0.1
+done
+if ! grep -qx "nvmetune: ready" "$work/serve.out"; then
+  fail "serve: no ready line"; sed 's/^/  | /' "$work/serve.out" "$work/serve.err"; exit 1
+fi
+grep -qxF "nvmetune: control socket $sock" "$work/serve.out" && pass "serve prints the socket path" ||
+  { fail "serve does not print the socket path"; cat "$work/serve.out"; }
+[ "$(stat -c %a "$sock")" = 600 ] && pass "socket mode 0600" || fail "socket mode $(stat -c %a "$sock")"
+
+# --- requests -------------------------------------------------------------------------------------
+expect_exit 0 "ctl threading.get" -- "${ctl[@]}" threading.get
+expect_grep "$work/out" '"mode": "[a-z_]+"' "threading.get prints the mode"
+expect_grep "$work/out" '"cpumask": ' "threading.get prints the cpumask"
+
+expect_exit 1 "bad threading.set" -- "${ctl[@]}" threading.set '{"mode":"warp"}'
+expect_grep "$work/err" '(params|\$)\.mode: .*"warp"' "the error names params.mode"
+expect_grep "$work/err" 'error -32602' "the error has its code"
+expect_exit 0 "threading unchanged" -- "${ctl[@]}" threading
+grep -q '"warp"' "$work/out" && fail "a refused threading.set changed the mode"
+
+expect_exit 0 "budgets.set recv_pdus 16" -- "${ctl[@]}" budgets.set '{"recv_pdus":16}'
+expect_exit 0 "budgets.get" -- "${ctl[@]}" budgets.get
+expect_grep "$work/out" '"recv_pdus": 16' "budgets.get shows 16"
+expect_grep "$work/out" '"send_pdus": 8' "the other budgets are unchanged"
+
+expect_exit 1 "two bad budgets" -- "${ctl[@]}" budgets.set '{"recv_pdus":0,"reap_batch":"x"}'
+expect_grep "$work/err" '^  params\.recv_pdus: ' "each bad field on its own line (recv_pdus)"
+expect_grep "$work/err" '^  params\.reap_batch: ' "each bad field on its own line (reap_batch)"
+
+expect_exit 0 "engine.info" -- "${ctl[@]}" info
+expect_grep "$work/out" '"listeners"' "engine.info lists the listeners"
+expect_exit 0 "subsystems.list" -- "${ctl[@]}" subsystems
+expect_grep "$work/out" 'nqn.2026-12.io.nvmetune:default' "subsystems.list names the subsystem"
+
+expect_exit 1 "unknown method" -- "${ctl[@]}" no.such.method
+expect_grep "$work/err" 'error -32601: method not found: "no.such.method"' "the error names the method"
+
+expect_exit 2 "params that are not JSON" -- "${ctl[@]}" threading.set '{mode: poll}'
+expect_exit 2 "--watch with another method" -- "${ctl[@]}" threading.get --watch
+
+expect_exit 1 "no server" -- "$bin" ctl --socket "$work/absent.sock" engine.info
+expect_grep "$work/err" "$work/absent.sock" "the connection error names the socket"
+expect_grep "$work/err" 'nvmetune serve' "the connection error suggests nvmetune serve"
+
+# --- stats --watch ----------------------------------------------------------------------------------
+expect_exit 0 "stats --watch, 2 lines" -- "${ctl[@]}" stats --watch --interval 200 --count 2
+[ "$(grep -cE '^[0-9]{2}:[0-9]{2}:[0-9]{2} ' "$work/out")" -eq 2 ] && pass "two interval lines" ||
+  { fail "expected two interval lines"; show; }
+expect_grep "$work/out" '^TIME +MODE +IOPS' "a header line"
+expect_exit 0 "stats --watch --hist" -- "${ctl[@]}" stats --watch --interval 200 --count 1 --hist queue_wait
+expect_grep "$work/out" 'queue_wait, all queues' "a histogram title"
+
+# --- stop: the socket goes away -----------------------------------------------------------------------
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+pid=
+[ "$rc" -eq 0 ] && pass "serve stopped (exit 0)" || fail "serve exit $rc"
+[ -e "$sock" ] && fail "the socket file is still there after stop" || pass "socket removed on stop"
+
+# --- --no-control-socket ----------------------------------------------------------------------------
+"$bin" serve --listen 127.0.0.1:0 --ram 1MiB --no-control-socket >"$work/serve.out" 2>"$work/serve.err" &
+pid=$!
+for _ in $(seq 100); do grep -qx "nvmetune: ready" "$work/serve.out" 2>/dev/null && break; sleep 0.1; done
+grep -q "control socket" "$work/serve.out" && fail "--no-control-socket still opened one" || pass "--no-control-socket"
+kill -TERM "$pid"
+wait "$pid"
+pid=
+
+echo "rpc_ctl_test: $failures failure(s)"
+[ "$failures" -eq 0 ]
