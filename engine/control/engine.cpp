@@ -159,7 +159,7 @@ std::vector<ConfigError> Engine::start() {
   errs.insert(errs.end(), more.begin(), more.end());
   if (!errs.empty()) return errs;
   std::string err;
-  im.executor = control::make_executor(im.cfg.threading, err);
+  im.executor = control::make_executor(im.cfg.threading, err, &im.registry);
   if (!im.executor) return {{"$.threading.mode", err}};
   tcp::QueueLimits ql{im.cfg.tcp.queue_depth, im.cfg.tcp.in_capsule_data_size, im.cfg.tcp.maxh2cdata,
                       im.cfg.tcp.mdts_bytes};
@@ -261,7 +261,7 @@ std::vector<ConfigError> Engine::set_threading(const control::ThreadingConfig& t
     im.threading_event(t, "in_place");
     return {};
   }
-  auto next = control::make_executor(t, err);
+  auto next = control::make_executor(t, err, &im.registry);
   if (!next) return {{"$.threading.mode", err}};
   err = im.transport->move_queues(*next, switch_timeout_ms);
   // Even on a timeout the old executor must go: queues it still holds are retired (closed).

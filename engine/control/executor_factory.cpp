@@ -88,9 +88,13 @@ std::vector<ConfigError> check_threading(const ThreadingConfig& t, const std::st
   return errs;
 }
 
-std::unique_ptr<exec::Executor> make_executor(const ThreadingConfig& t, std::string& error) {
-  if (t.mode == "bound") return std::make_unique<exec::EventExecutor>(bound_config(t));
-  if (t.mode == "poll") return std::make_unique<exec::EventExecutor>(poll_config(t));
+std::unique_ptr<exec::Executor> make_executor(const ThreadingConfig& t, std::string& error,
+                                              stats::Registry* registry) {
+  if (t.mode == "bound" || t.mode == "poll") {
+    auto cfg = t.mode == "bound" ? bound_config(t) : poll_config(t);
+    cfg.registry = registry;
+    return std::make_unique<exec::EventExecutor>(cfg);
+  }
   error = "execution mode \"" + t.mode + "\" is not available in this build";
   return nullptr;
 }

@@ -7,6 +7,7 @@
 
 #include "engine/control/config.hpp"
 #include "engine/exec/executor.hpp"
+#include "engine/stats/registry.hpp"
 
 namespace control {
 
@@ -16,7 +17,9 @@ std::vector<unsigned> allowed_cpus();
 // Semantic checks of a threading configuration against this machine; every error with its path.
 std::vector<ConfigError> check_threading(const ThreadingConfig& t, const std::string& path = "$.threading");
 
-std::unique_ptr<exec::Executor> make_executor(const ThreadingConfig& t, std::string& error);
+// registry: where worker statistics blocks are published (may be null).
+std::unique_ptr<exec::Executor> make_executor(const ThreadingConfig& t, std::string& error,
+                                              stats::Registry* registry = nullptr);
 
 // Applies t to exec without moving queues when the model and its thread count allow it.
 // Returns false when a switch (new executor) is needed; error set when re-pinning failed.

@@ -295,10 +295,10 @@ struct RpcServer::Impl {
     for (;;) {
       const int fd = accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0) {
-        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED)
-          log(errno_text("accept failed"));
-        if (errno == EINTR || errno == ECONNABORTED) continue;
-        return;
+        const int err = errno;
+        if (err == EINTR || err == ECONNABORTED) continue;
+        if (err != EAGAIN && err != EWOULDBLOCK) log(std::string("accept failed: ") + std::strerror(err));
+        return;  // EMFILE and the like: the pending connection waits for the next event
       }
       Client& c = clients[fd];
       c.fd = fd;

@@ -9,6 +9,10 @@
 #include <string>
 #include <vector>
 
+namespace stats {
+class Registry;
+}
+
 namespace exec {
 
 enum class Progress : uint8_t {
@@ -112,6 +116,8 @@ struct EventExecutorConfig {
   uint64_t busy_poll_ns = 0;  // > 0: poll queues without sleeping for this long after work
   Priority priority = Priority::normal;
   std::string mode = "event";       // name() of the executor ("bound", "poll", "event")
+  // Where workers publish their statistics blocks (the sampler's per-worker rows); optional.
+  stats::Registry* registry = nullptr;
   std::string thread_prefix = "nvmt-ev";
 };
 

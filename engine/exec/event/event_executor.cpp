@@ -38,6 +38,7 @@
 
 #include "engine/exec/event/task_mpsc.hpp"
 #include "engine/exec/thread_control.hpp"
+#include "engine/stats/registry.hpp"
 
 namespace exec {
 namespace event {
@@ -62,11 +63,7 @@ std::system_error sys_error(const char* what) {
 
 // Written only by the worker thread (plain load + store, no locked RMW), read by anyone.
 struct alignas(64) WorkerCounters {
-  std::atomic<uint64_t> io_work_passes{0};
-  std::atomic<uint64_t> wakeups{0};
   std::atomic<uint64_t> epoll_waits{0};
-  std::atomic<uint64_t> busy_passes{0};
-  std::atomic<uint64_t> idle_passes{0};
 };
 
 inline void bump(std::atomic<uint64_t>& counter) {
@@ -110,10 +107,7 @@ class Worker {
   void watch(Task& task, int fd);
 
   ExecStats stats() const {
-    return {_counters.io_work_passes.load(std::memory_order_relaxed),
-            _counters.wakeups.load(std::memory_order_relaxed),
-            _counters.busy_passes.load(std::memory_order_relaxed),
-            _counters.idle_passes.load(std::memory_order_relaxed)};
+    return {_stats.io_work_passes.get(), _stats.wakeups.get(), _stats.busy_passes.get(), _stats.idle_passes.get()};
   }
   uint64_t epoll_waits() const { return _counters.epoll_waits.load(std::memory_order_relaxed); }
 
@@ -174,6 +168,8 @@ class Worker {
   std::thread _thread;
 
   WorkerCounters _counters;
+  stats::WorkerStats _stats;   // written by this worker only; read by the sampler
+  stats::Registry* _registry;
 };
 
 namespace {
@@ -183,8 +179,10 @@ thread_local const Worker* tl_worker = nullptr;
 bool Worker::on_this_thread() const { return tl_worker == this; }
 
 Worker::Worker(unsigned index, std::vector<unsigned> cpus, const EventExecutorConfig& cfg)
-    : _cpus(std::move(cpus)), _priority(cfg.priority), _busy_poll_ns(cfg.busy_poll_ns) {
-  _name = cfg.thread_prefix + "/" + std::to_string(index);
+    : _cpus(std::move(cpus)), _priority(cfg.priority), _busy_poll_ns(cfg.busy_poll_ns),
+      _stats(index, cfg.thread_prefix + "/" + std::to_string(index)), _registry(cfg.registry) {
+  _name = _stats.name();
+  _stats.set_cpus_allowed(_cpus);
   _epfd = epoll_create1(EPOLL_CLOEXEC);
   if (_epfd < 0) throw sys_error("epoll_create1");
   _evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -219,7 +217,7 @@ void Worker::wake() {
 
 void Worker::drain_eventfd() {
   uint64_t count;
-  if (read(_evfd, &count, sizeof count) == sizeof count) bump(_counters.wakeups);
+  if (read(_evfd, &count, sizeof count) == sizeof count) _stats.wakeups.add();
 }
 
 bool Worker::enqueue_attach(Task& task) {
@@ -247,6 +245,7 @@ bool Worker::enqueue_release(Task& task, std::function<void(Task&)> handover) {
 std::string Worker::set_cpus(std::vector<unsigned> cpus) {
   std::lock_guard lock(_ctl_mu);
   _cpus = std::move(cpus);
+  _stats.set_cpus_allowed(_cpus);
   const int tid = _tid.load();
   return tid ? pin_thread(tid, _cpus) : std::string();
 }
@@ -286,6 +285,8 @@ void Worker::run() {
     // Failing to pin or prioritise is reported by the control plane; the worker still runs.
     (void)pin_thread(tid, _cpus);
     (void)set_thread_priority(tid, _priority);
+    _stats.tid.store(tid);
+    if (_registry) _registry->add_worker(&_stats);
     _tid.store(tid);
   }
 
@@ -297,6 +298,7 @@ void Worker::run() {
     run_batch();
   }
   shutdown();
+  if (_registry) _registry->remove_worker(&_stats);
   tl_worker = nullptr;
 }
 
@@ -393,6 +395,7 @@ void Worker::publish_tasks() {
   std::lock_guard lock(_ctl_mu);
   _task_view = _tasks;
   _task_count.store(_tasks.size(), std::memory_order_relaxed);
+  _stats.queues.store(static_cast<uint32_t>(_tasks.size()), std::memory_order_relaxed);
 }
 
 // A task is listed at most once in _ready (it runs once per iteration) and once in _kicked or
@@ -423,14 +426,14 @@ void Worker::run_batch() {
 }
 
 void Worker::run_task(Task& task) {
-  bump(_counters.io_work_passes);
+  _stats.io_work_passes.add();
   const Progress p = task.io_work();
   if (p != Progress::closed) {
     if (task.exec_did_work) {
-      bump(_counters.busy_passes);
+      _stats.busy_passes.add();
       _last_work_ns = monotonic_ns();
     } else {
-      bump(_counters.idle_passes);
+      _stats.idle_passes.add();
     }
   }
   switch (p) {
