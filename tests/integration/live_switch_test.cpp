@@ -259,7 +259,7 @@ TEST(ExecutionModels, LiveSwitchStressLosesNothing) {
   changer.join();
   for (auto& f : failures) ADD_FAILURE() << f;
   rig.check_clean();
-  EXPECT_GT(changes, static_cast<unsigned>(seconds) * 4);
+  EXPECT_GT(changes, static_cast<unsigned>(seconds) * 2);  // every 100-200 ms, slower on a loaded machine
   const auto st = rig.eng.stats();
   EXPECT_EQ(st.connects, connects_before) << "a host had to reconnect";
   EXPECT_EQ(st.queues, 9u) << "every queue (admin + 8 I/O) must still be connected";
