@@ -12,6 +12,7 @@
 
 #include "app/ctl.hpp"
 #include "app/exit_code.hpp"
+#include "app/perf.hpp"
 #include "app/serve.hpp"
 #ifdef NVMETUNE_HAVE_GUI
 #include "app/gui.hpp"
@@ -34,6 +35,12 @@ std::function<int()> attach_serve(CLI::App& cmd) {
   return [opts] { return app::run_serve_command(*opts); };
 }
 
+std::function<int()> attach_perf(CLI::App& cmd) {
+  auto opts = std::make_shared<app::PerfOptions>();
+  app::add_perf_options(cmd, *opts);
+  return [opts] { return app::run_perf(*opts); };
+}
+
 std::function<int()> attach_ctl(CLI::App& cmd) {
   auto opts = std::make_shared<app::CtlOptions>();
   app::add_ctl_options(cmd, *opts);
@@ -43,6 +50,7 @@ std::function<int()> attach_ctl(CLI::App& cmd) {
 constexpr Subcommand subcommands[] = {
     {"serve", "Run the NVMe/TCP target headless until SIGINT/SIGTERM.", attach_serve},
     {"ctl", "Query or tune a running engine over its control socket (JSON-RPC).", attach_ctl},
+    {"perf", "NVMe/TCP load generator (spdk_nvme_perf target string, fio-shaped results).", attach_perf},
 };
 
 bool display_available() {

@@ -158,7 +158,7 @@ void print_control_socket(const control::RpcServer& rpc) {
 }
 
 void print_banner(const engine::Engine& engine, const control::RpcServer* rpc) {
-  const auto& cfg = engine.config();
+  const auto cfg = engine.config();
   for (const auto& s : cfg.subsystems) print_subsystem(s);
   for (const auto& l : engine.listeners()) print_connect_lines(l, cfg);
   if (rpc) print_control_socket(*rpc);

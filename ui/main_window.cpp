@@ -21,7 +21,7 @@ constexpr int log_max_blocks = 2000;  // lines kept in the log view
 
 QString listener_text(const engine::Engine& engine) {
   if (!engine.running()) return QObject::tr("Engine stopped.");
-  const auto& cfg = engine.config();
+  const auto cfg = engine.config();
   QStringList lines;
   for (const auto& l : engine.listeners()) {
     lines << QObject::tr("Listening on %1 %2:%3")

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <thread>
 
+#include "engine/control/config_json.hpp"
 #include "engine/control/executor_factory.hpp"
 #include "engine/core/controller.hpp"
 #include "engine/core/target.hpp"
@@ -29,21 +30,7 @@ tcp::Budgets budgets_of(const control::BudgetConfig& b) {
   return tcp::Budgets{b.recv_pdus, b.send_pdus, b.ops_per_pass, b.reap_batch, b.bytes_per_pass, b.deadline_us};
 }
 
-std::vector<ConfigError> check_budgets(const control::BudgetConfig& b) {
-  std::vector<ConfigError> errs;
-  auto range = [&](const char* name, uint64_t v, uint64_t lo, uint64_t hi) {
-    if (v < lo || v > hi)
-      errs.push_back({std::string("$.budgets.") + name, "out of range: " + std::to_string(v) + " (" +
-                                                            std::to_string(lo) + ".." + std::to_string(hi) + ")"});
-  };
-  range("recv_pdus", b.recv_pdus, 1, 1024);
-  range("send_pdus", b.send_pdus, 1, 1024);
-  range("ops_per_pass", b.ops_per_pass, 1, 65536);
-  range("reap_batch", b.reap_batch, 1, 1024);
-  range("deadline_us", b.deadline_us, 0, 1000000);
-  range("bytes_per_pass", b.bytes_per_pass, 0, 1u << 30);
-  return errs;
-}
+
 
 core::Limits limits_of(const control::TcpConfig& t) {
   core::Limits l;
@@ -155,7 +142,7 @@ std::vector<ConfigError> Engine::start() {
   im.build_subsystems(errs);
   if (!errs.empty()) return errs;
   errs = control::check_threading(im.cfg.threading);
-  auto more = check_budgets(im.cfg.budgets);
+  auto more = control::validate_budgets(im.cfg.budgets);
   errs.insert(errs.end(), more.begin(), more.end());
   if (!errs.empty()) return errs;
   std::string err;
@@ -199,7 +186,10 @@ bool Engine::running() const { return _impl->running; }
 
 std::vector<ListenerInfo> Engine::listeners() const { return _impl->listeners; }
 
-const control::Config& Engine::config() const { return _impl->cfg; }
+control::Config Engine::config() const {
+  std::lock_guard lk(_impl->tune_mutex);
+  return _impl->cfg;
+}
 
 EngineStats Engine::stats() const {
   EngineStats s;
@@ -232,6 +222,11 @@ std::optional<ConfigError> Engine::add_namespace(std::string_view subnqn, const 
   auto n = im.open_namespace(sub->nqn(), ns, "namespace", errs);
   if (!errs.empty()) return errs.front();
   if (!sub->add_namespace(std::move(n))) return ConfigError{"nsid", "NSID " + std::to_string(ns.nsid) + " is in use"};
+  {
+    std::lock_guard lk(im.tune_mutex);
+    for (auto& s : im.cfg.subsystems)
+      if (s.nqn == subnqn) s.namespaces.push_back(ns);
+  }
   im.events.append("namespace_add", "{\"subnqn\":" + core::json_string(subnqn) + ",\"nsid\":" + std::to_string(ns.nsid) + "}");
   return std::nullopt;
 }
@@ -240,6 +235,11 @@ std::optional<ConfigError> Engine::remove_namespace(std::string_view subnqn, uin
   auto sub = _impl->target.find(subnqn);
   if (!sub || sub->is_discovery()) return ConfigError{"subnqn", "no such subsystem: " + std::string(subnqn)};
   if (!sub->remove_namespace(nsid)) return ConfigError{"nsid", "no namespace " + std::to_string(nsid)};
+  {
+    std::lock_guard lk(_impl->tune_mutex);
+    for (auto& s : _impl->cfg.subsystems)
+      if (s.nqn == subnqn) std::erase_if(s.namespaces, [&](const control::NamespaceConfig& n) { return n.nsid == nsid; });
+  }
   _impl->events.append("namespace_remove", "{\"subnqn\":" + core::json_string(subnqn) + ",\"nsid\":" + std::to_string(nsid) + "}");
   return std::nullopt;
 }
@@ -283,7 +283,7 @@ control::ThreadingConfig Engine::threading() const {
 std::vector<ConfigError> Engine::set_budgets(const control::BudgetConfig& b) {
   auto& im = *_impl;
   std::lock_guard lk(im.tune_mutex);
-  auto errs = check_budgets(b);
+  auto errs = control::validate_budgets(b);
   if (!errs.empty()) return errs;
   im.cfg.budgets = b;
   if (im.transport) im.transport->set_budgets(budgets_of(b));

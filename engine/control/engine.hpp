@@ -60,7 +60,8 @@ class Engine {
 
   std::vector<ListenerInfo> listeners() const;
   EngineStats stats() const;
-  const control::Config& config() const;
+  // A copy: live changes (namespaces, subsystems, threading) update it from other threads.
+  control::Config config() const;
 
   // Live topology changes (hosts connected get an Asynchronous Event Notice).
   std::optional<control::ConfigError> add_namespace(std::string_view subnqn, const control::NamespaceConfig& ns);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "engine/control/config_json.hpp"
 #include "engine/exec/event/event_executor.hpp"
 
 namespace control {
@@ -62,8 +63,11 @@ std::vector<unsigned> allowed_cpus() {
   return cpus;
 }
 
+// Field rules (ranges, names, online CPUs) are the config validator's; this adds what only the
+// running process knows: its own CPU affinity and what this build implements.
 std::vector<ConfigError> check_threading(const ThreadingConfig& t, const std::string& path) {
-  std::vector<ConfigError> errs;
+  std::vector<ConfigError> errs = validate_threading(t, path);
+  if (!errs.empty()) return errs;
   const auto allowed = allowed_cpus();
   auto allowed_text = format_cpu_list(allowed);
   for (unsigned c : t.cpus)
@@ -81,8 +85,6 @@ std::vector<ConfigError> check_threading(const ThreadingConfig& t, const std::st
       }
     }
   }
-  if (t.mode != "bound" && t.mode != "poll" && t.mode != "unbound" && t.mode != "inline")
-    errs.push_back({path + ".mode", "unknown mode \"" + t.mode + "\" (bound, unbound, poll, inline)"});
   if (t.io_mechanism != "epoll")
     errs.push_back({path + ".io_mechanism", "\"" + t.io_mechanism + "\" is not available in this build (epoll)"});
   return errs;

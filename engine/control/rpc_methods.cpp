@@ -222,7 +222,7 @@ class Methods {
       errors.push_back({key_path("subnqn"), "expected a string, got " + it->dump()});
     else
       subnqn = it->get<std::string>();
-    const Config& cfg = _engine.config();
+    const Config cfg = _engine.config();
     const SubsystemConfig* sub = subnqn ? find_subsystem(cfg, *subnqn) : nullptr;
     if (subnqn && !sub)
       errors.push_back({key_path("subnqn"), "no subsystem " + json(*subnqn).dump() + " (subsystems: " + subsystem_names(cfg) + ")"});

@@ -12,6 +12,7 @@
 
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -26,6 +27,7 @@ using json = nlohmann::json;
 constexpr int listen_backlog = 16;
 constexpr size_t read_chunk = 64 * 1024;
 constexpr int max_events = 16;
+constexpr auto accept_retry_pause = std::chrono::milliseconds(100);
 constexpr const char* root_socket_dir = "/run/nvmetune";
 constexpr const char* socket_name = "nvmetune.sock";
 
@@ -297,8 +299,11 @@ struct RpcServer::Impl {
       if (fd < 0) {
         const int err = errno;
         if (err == EINTR || err == ECONNABORTED) continue;
-        if (err != EAGAIN && err != EWOULDBLOCK) log(std::string("accept failed: ") + std::strerror(err));
-        return;  // EMFILE and the like: the pending connection waits for the next event
+        if (err == EAGAIN || err == EWOULDBLOCK) return;
+        // EMFILE and the like: the listener stays readable, so pause instead of spinning.
+        log(std::string("accept failed: ") + std::strerror(err));
+        std::this_thread::sleep_for(accept_retry_pause);
+        return;
       }
       Client& c = clients[fd];
       c.fd = fd;

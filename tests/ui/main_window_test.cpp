@@ -40,7 +40,7 @@ void MainWindowTest::initTestCase() {
   // false positive, PR 105329.)
   cfg.listeners = {control::ListenerConfig{"tcp", "127.0.0.1", "0"}};
   cfg.subsystems.front().namespaces.front().backend.size_bytes = 16u << 20;  // 16 MiB
-  cfg.exec.threads = 1;
+  cfg.threading.threads = 1;
   _engine = std::make_unique<engine::Engine>(cfg);
   const auto errors = _engine->start();
   for (const auto& e : errors) qWarning("%s: %s", e.path.c_str(), e.message.c_str());

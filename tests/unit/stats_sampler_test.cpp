@@ -430,9 +430,10 @@ TEST(Sampler, ThreadIsNamedAndStopFromASinkDoesNotDeadlock) {
   EXPECT_EQ(name, "nvmt-sampler");
 
   std::atomic<int> calls{0};
-  sampler->subscribe([&](const Snapshot&) {
+  Sampler* raw = sampler.get();
+  sampler->subscribe([&calls, raw](const Snapshot&) {
     ++calls;
-    sampler->stop();
+    raw->stop();
   });
   ASSERT_TRUE(wait_for([&] { return calls.load() >= 1; }));
   std::this_thread::sleep_for(100ms);

@@ -64,6 +64,14 @@ class TestTask : public exec::Task {
   void send(char c = 'x') const { ASSERT_EQ(write(_peer, &c, 1), 1); }
   // Non-asserting write for writer threads: false when the socket buffer is full.
   bool try_send(char c = 'x') const { return write(_peer, &c, 1) == 1; }
+  // What the task sent so far and nobody read: read from the peer end now.
+  long read_peer() const {
+    char buf[65536];
+    long total = 0;
+    ssize_t n;
+    while ((n = read(_peer, buf, sizeof buf)) > 0) total += n;
+    return total;
+  }
 
   Progress io_work() override {
     if (in_progress.exchange(true)) overlaps.fetch_add(1);
@@ -74,6 +82,7 @@ class TestTask : public exec::Task {
     if (hook) hook(*this);
     bool close_now = drain_socket();
     handle_watch();
+    pump_out();
     Progress p = Progress::idle;
     if (more_budget.load() > 0) {
       more_budget.fetch_sub(1);
@@ -102,6 +111,7 @@ class TestTask : public exec::Task {
   std::atomic<bool> moved_out{false};  // set by a handover, cleared before the next attach
   std::atomic<int> passes_while_moved{0};
   std::atomic<int> more_budget{0};
+  std::atomic<long> to_send{0};          // bytes io_work still has to write to its socket
   std::atomic<long> bytes{0};
   std::atomic<long> kicks{0};           // bumped by the test before each schedule()
   std::atomic<long> observed_kicks{0};  // kicks seen at the start of the latest pass
@@ -133,6 +143,17 @@ class TestTask : public exec::Task {
     }
     last_tid.store(sys::current_tid());
     last_cpu.store(sched_getcpu());
+  }
+
+  // Sends what to_send asks for, like a queue with responses: stops at EAGAIN and returns idle,
+  // relying on the executor to run it again when the socket turns writable.
+  void pump_out() {
+    static const std::vector<char> chunk(16384, 'o');
+    while (to_send.load() > 0) {
+      const ssize_t n = write(_sock, chunk.data(), std::min<size_t>(chunk.size(), size_t(to_send.load())));
+      if (n <= 0) break;
+      to_send.fetch_sub(n);
+    }
   }
 
   bool drain_socket() {
@@ -174,13 +195,17 @@ std::set<int> tids_of(const exec::Executor& ex) {
   return out;
 }
 
-// Waits until the task's pass count stops moving for a while: it went idle.
-void settle(const TestTask& task) {
+// Waits until the task's pass count stops moving for a while: it went idle. False when it
+// keeps running (a spinning executor).
+bool settle(const TestTask& task) {
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
   int last = -1;
   while (task.passes.load() != last || task.in_progress.load()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
     last = task.passes.load();
     std::this_thread::sleep_for(30ms);
   }
+  return true;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -337,6 +362,8 @@ struct Shape {
   const char* name;
   UnboundConfig cfg;
 };
+
+void PrintTo(const Shape& shape, std::ostream* os) { *os << shape.name; }
 
 class Unbound : public ::testing::TestWithParam<Shape> {};
 
@@ -523,6 +550,26 @@ TEST_P(Unbound, WatchFdAddedLaterTriggersIoWork) {
   close(efd);
 }
 
+// The task fills its socket and returns idle at EAGAIN: it must run again when the socket turns
+// writable (EPOLLOUT armed only while it is not, in pods with several workers).
+TEST_P(Unbound, BlockedSenderResumesWhenWritable) {
+  constexpr long kTotal = 8l << 20;  // far more than the socket buffers hold
+  TestTask task;
+  UnboundExecutor ex(GetParam().cfg);
+  ex.attach(task);
+  ASSERT_TRUE(wait_for([&] { return task.passes.load() >= 1; }));
+  ASSERT_TRUE(settle(task));
+  task.to_send = kTotal;
+  ex.schedule(task);
+  long got = 0;
+  ASSERT_TRUE(wait_for([&] {
+    got += task.read_peer();
+    return got == kTotal;
+  }, 30s)) << got << " of " << kTotal;
+  ASSERT_TRUE(settle(task));  // and no spinning afterwards: the pass count comes to rest
+  EXPECT_EQ(task.overlaps.load(), 0);
+}
+
 // Holds the task inside io_work, releases it, and checks the handover comes once, after that
 // pass returned, and that the old executor never runs it again; then it runs on a second one.
 TEST_P(Unbound, ReleaseWhileBusyHandsOverAfterThePass) {
@@ -590,7 +637,7 @@ TEST_P(Unbound, ReleaseIdleHandsOverOnTheCallingThread) {
   TestTask task;
   ex.attach(task);
   ASSERT_TRUE(wait_for([&] { return task.passes.load() >= 1; }));
-  settle(task);
+  ASSERT_TRUE(settle(task));
   int handover_tid = 0;
   ex.release(task, [&](exec::Task&) { handover_tid = sys::current_tid(); });
   EXPECT_EQ(handover_tid, sys::current_tid());

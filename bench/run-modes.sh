@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# Execution-mode benchmark: nvmetune serve (null backend) pinned to one CPU, nvmetune perf pinned
+# to another, every accepted threading mode switched live over the control socket, modes
+# alternated A B C A B C ... for ROUNDS rounds. Prints a table; never fails on the numbers.
+# Usage: bench/run-modes.sh [PATH/TO/nvmetune]   (bench/README.md)
+set -uo pipefail
+
+bin=${1:-${NVMETUNE:-nvmetune}}
+serve_bin=${NVMETUNE_SERVE:-$bin}          # the target's binary, if it must differ
+rounds=${ROUNDS:-2}
+time_s=${TIME:-5}
+ramp_s=${RAMP:-1}
+modes_wanted=${MODES:-"bound poll unbound inline"}
+target_cpu=${TARGET_CPU:-0}
+perf_cpu=${PERF_CPU:-1}
+stall_switches=${STALL_SWITCHES:-5}
+out_dir=${OUT:-$(mktemp -d /tmp/nvmetune-bench.XXXXXX)}
+mkdir -p "$out_dir"
+command -v "$bin" >/dev/null || [ -x "$bin" ] || { echo "no nvmetune binary: $bin" >&2; exit 2; }
+
+nqn=nqn.2026-12.io.nvmetune:bench
+sock=$out_dir/ctl.sock
+cat >"$out_dir/config.json" <<JSON
+{
+  "listeners": [{"trtype": "tcp", "traddr": "127.0.0.1", "trsvcid": "0"}],
+  "subsystems": [{"nqn": "$nqn", "allow_any_host": true,
+                  "namespaces": [{"nsid": 1, "backend": "null", "size": "64GiB", "block_size": 4096}]}],
+  "threading": {"mode": "bound", "cpumask": "$target_cpu"}
+}
+JSON
+
+spid=
+cleanup() { [ -n "$spid" ] && kill "$spid" 2>/dev/null && wait "$spid" 2>/dev/null; }
+trap cleanup EXIT
+
+taskset -c "$target_cpu" "$serve_bin" serve --config "$out_dir/config.json" --control-socket "$sock" \
+  >"$out_dir/serve.out" 2>"$out_dir/serve.err" &
+spid=$!
+for _ in $(seq 100); do
+  grep -qx "nvmetune: ready" "$out_dir/serve.out" 2>/dev/null && break
+  kill -0 "$spid" 2>/dev/null || break
+  sleep 0.1
+done
+port=$(sed -n 's/^nvmetune: listening on tcp 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$out_dir/serve.out" | head -1)
+if [ -z "$port" ]; then echo "serve did not start:" >&2; cat "$out_dir/serve.out" "$out_dir/serve.err" >&2; exit 1; fi
+remote="trtype:tcp traddr:127.0.0.1 trsvcid:$port subnqn:$nqn"
+
+set_mode() {  # set_mode MODE: live switch; 0 when the engine accepted it
+  "$bin" ctl --socket "$sock" threading.set "{\"mode\":\"$1\",\"cpumask\":\"$target_cpu\",\"threads\":1}" \
+    >"$out_dir/ctl.out" 2>"$out_dir/ctl.err"
+}
+
+modes=()
+for m in $modes_wanted; do
+  if set_mode "$m"; then modes+=("$m"); else echo "mode $m not accepted: $(head -c 300 "$out_dir/ctl.err")" >&2; fi
+done
+[ "${#modes[@]}" -gt 0 ] || { echo "no mode accepted" >&2; exit 1; }
+
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo nan; }  # utime + stime
+hz=$(getconf CLK_TCK)
+now() { date +%s.%N; }
+
+workloads=("4k-randread-qd32:--rw randread --bs 4k --qd 32"
+           "4k-randwrite-qd32:--rw randwrite --bs 4k --qd 32"
+           "128k-read-qd16:--rw read --bs 128k --qd 16")
+
+results=$out_dir/results.tsv
+printf 'round\tmode\tworkload\tiops\tmibs\tp99_us\tmax_us\ttarget_cpu\tperf_cpu\n' >"$results"
+echo "nvmetune bench: target CPU $target_cpu (pid $spid, port $port), perf CPU $perf_cpu, modes ${modes[*]}," \
+     "$rounds rounds, ${time_s}s after ${ramp_s}s ramp; raw results in $out_dir"
+
+for round in $(seq "$rounds"); do
+  for m in "${modes[@]}"; do
+    set_mode "$m" || { echo "switch to $m failed" >&2; continue; }
+    sleep 0.2
+    for w in "${workloads[@]}"; do
+      name=${w%%:*}
+      args=${w#*:}
+      json=$out_dir/r$round-$m-$name.json
+      # shellcheck disable=SC2086
+      taskset -c "$perf_cpu" "$bin" perf -r "$remote" $args --time "$time_s" --ramp "$ramp_s" --json \
+        >"$json" 2>"$out_dir/perf.err" &
+      ppid=$!
+      # CPU window: inside perf's measured interval (it starts after connecting and the ramp).
+      sleep "$(awk -v r="$ramp_s" 'BEGIN { print r + 0.3 }')"
+      t0=$(now); st0=$(ticks "$spid"); pt0=$(ticks "$ppid")
+      sleep "$(awk -v t="$time_s" 'BEGIN { print (t > 1 ? t - 0.6 : t / 2) }')"
+      t1=$(now); st1=$(ticks "$spid"); pt1=$(ticks "$ppid")
+      wait "$ppid"
+      rc=$?
+      python3 - "$json" "$round" "$m" "$name" "$rc" "$st0" "$st1" "$pt0" "$pt1" "$t0" "$t1" "$hz" >>"$results" <<'PY'
+import json, sys
+f, rnd, mode, name, rc, st0, st1, pt0, pt1, t0, t1, hz = sys.argv[1:]
+el = float(t1) - float(t0)
+tc = 100.0 * (float(st1) - float(st0)) / float(hz) / el  # nan when the process was gone
+pc = 100.0 * (float(pt1) - float(pt0)) / float(hz) / el
+try:
+    j = json.load(open(f))["jobs"][0]
+    d = j["read"] if j["read"]["total_ios"] else j["write"]
+    iops, mibs = d["iops"], d["bw"] / 1024.0
+    p99, mx = d["clat_ns"]["percentile"]["99.000000"] / 1e3, d["clat_ns"]["max"] / 1e3
+except Exception:
+    iops = mibs = p99 = mx = 0.0
+print(f"{rnd}\t{mode}\t{name}\t{iops:.0f}\t{mibs:.1f}\t{p99:.1f}\t{mx:.1f}\t{tc:.0f}\t{pc:.0f}")
+PY
+      tail -1 "$results" | awk -F'\t' '{printf "  round %s %-8s %-18s %9s IOPS %8s MiB/s p99 %8sus  target %s%% perf %s%%\n", $1,$2,$3,$4,$5,$6,$8,$9}'
+      [ "$rc" -eq 0 ] || { echo "  perf exit $rc:"; sed 's/^/  | /' "$out_dir/perf.err" | tail -3; }
+    done
+  done
+done
+
+# Switch stall: a 4k randread run during which the mode is switched $stall_switches times; the
+# max latency perf saw, against the same run without switches.
+stall_run() {  # stall_run FILE SWITCHES
+  local file=$1 n=$2 dur=$((stall_switches + 2))
+  set_mode "${modes[0]}"
+  sleep 0.2
+  taskset -c "$perf_cpu" "$bin" perf -r "$remote" --rw randread --bs 4k --qd 32 --time "$dur" --json \
+    >"$file" 2>"$out_dir/perf.err" &
+  local p=$!
+  sleep 1
+  local i
+  for i in $(seq "$n"); do
+    local next=${modes[$((i % ${#modes[@]}))]}
+    [ "${#modes[@]}" -gt 1 ] || next=${modes[0]}
+    set_mode "$next" || echo "  switch $i to $next failed: $(head -c 200 "$out_dir/ctl.err")" >&2
+    sleep 1
+  done
+  wait "$p"
+}
+stall_run "$out_dir/stall-none.json" 0
+stall_run "$out_dir/stall-switch.json" "$stall_switches"
+
+python3 - "$results" "$out_dir/stall-none.json" "$out_dir/stall-switch.json" "$stall_switches" "${modes[*]}" <<'PY'
+import json, statistics, sys
+res, none_f, sw_f, nsw, modes = sys.argv[1:]
+rows = [l.rstrip("\n").split("\t") for l in open(res)][1:]
+cells = {}
+for r in rows:
+    cells.setdefault((r[2], r[1]), []).append(r)
+workloads = list(dict.fromkeys(r[2] for r in rows))
+print()
+print(f"{'workload':<18} {'mode':<8} {'IOPS median':>11} {'IOPS min-max':>19} {'MiB/s':>8} {'p99 us':>8} {'target CPU%':>11} {'perf CPU%':>9}")
+for w in workloads:
+    for m in modes.split():
+        rs = cells.get((w, m))
+        if not rs:
+            continue
+        iops = [float(r[3]) for r in rs]
+        med = lambda i: statistics.median(float(r[i]) for r in rs)
+        print(f"{w:<18} {m:<8} {statistics.median(iops):>11.0f} {min(iops):>9.0f}-{max(iops):<9.0f} {med(4):>8.1f} {med(5):>8.1f} {med(7):>11.0f} {med(8):>9.0f}")
+print()
+def load(f):
+    try:
+        return json.load(open(f))["jobs"][0]["read"]
+    except Exception:
+        return None
+for label, f in (("no switch", none_f), (f"{nsw} switches", sw_f)):
+    d = load(f)
+    if d is None:
+        print(f"switch stall ({label}): run failed"); continue
+    c = d["clat_ns"]
+    print(f"switch stall, 4k randread qd32, {label:<12}: max {c['max']/1e3:10.1f} us  p99.99 {c['percentile']['99.990000']/1e3:9.1f} us  "
+          f"p99 {c['percentile']['99.000000']/1e3:8.1f} us  IOPS {d['iops']:.0f}")
+PY

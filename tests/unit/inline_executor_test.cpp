@@ -1,0 +1,717 @@
+// Inline executor: real fds, real pinned threads. The notification thread runs the first,
+// budget-limited batch of a ready queue; a deferred worker runs the rest and every kick.
+// Every wait is a condition polled with a deadline; only the checks that something does NOT
+// happen give it a fixed time.
+#include "engine/exec/inline/inline_executor.hpp"
+
+#include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/exec/unbound/unbound_executor.hpp"
+#include "engine/system/topology.hpp"
+
+namespace {
+
+using exec::InlineConfig;
+using exec::InlineExecutor;
+using exec::Progress;
+using namespace std::chrono_literals;
+
+template <typename Pred>
+bool wait_for(Pred pred, std::chrono::milliseconds timeout = 10s) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > deadline) return pred();
+    std::this_thread::sleep_for(200us);
+  }
+  return true;
+}
+
+thread_local bool tl_limited = false;  // inside TestTask::io_work_limited
+
+// A queue stand-in: owns one end of a socketpair, the test writes to the other. A 'c' byte
+// makes io_work return closed. Checks that io_work never overlaps itself, that the executor
+// marked the task ready before every pass, where limited and full passes run, and that nothing
+// runs it after a handover until it is attached again.
+class TestTask : public exec::Task {
+ public:
+  explicit TestTask(exec::Executor* ex = nullptr) : _ex(ex) {
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) != 0) std::abort();
+    _sock = sv[0];
+    _peer = sv[1];
+  }
+  ~TestTask() override {
+    close(_sock);
+    close(_peer);
+  }
+
+  void send(char c = 'x') const { ASSERT_EQ(write(_peer, &c, 1), 1); }
+  // Non-asserting write for writer threads: false when the socket buffer is full.
+  bool try_send(char c = 'x') const { return write(_peer, &c, 1) == 1; }
+  // What the task sent so far and nobody read: read from the peer end now.
+  long read_peer() const {
+    char buf[65536];
+    long total = 0;
+    ssize_t n;
+    while ((n = read(_peer, buf, sizeof buf)) > 0) total += n;
+    return total;
+  }
+
+  // The notification thread's batch: counts it, then the same pass as io_work().
+  Progress io_work_limited(unsigned max_pdus) override {
+    limited_passes.fetch_add(1);
+    last_limit.store(max_pdus);
+    tl_limited = true;
+    Progress p = io_work();
+    tl_limited = false;
+    if (limited_more.load() && p == Progress::idle) p = Progress::more;
+    return p;
+  }
+
+  Progress io_work() override {
+    if (in_progress.exchange(true)) overlaps.fetch_add(1);
+    if (!tl_limited) full_passes.fetch_add(1);
+    if (moved_out.load()) passes_while_moved.fetch_add(1);
+    if (exec_ready_ns.exchange(0) == 0) unready_passes.fetch_add(1);
+    record_thread();
+    observed_kicks.store(kicks.load());
+    if (hook) hook(*this);
+    bool close_now = drain_socket();
+    handle_watch();
+    pump_out();
+    Progress p = Progress::idle;
+    if (more_budget.load() > 0) {
+      more_budget.fetch_sub(1);
+      p = Progress::more;
+    }
+    if (close_now) p = Progress::closed;
+    in_progress.store(false);
+    passes.fetch_add(1);
+    return p;
+  }
+
+  std::array<int, 2> fds() const override { return {_sock, watched.load()}; }
+  int incoming_cpu() const override { return cpu.load(); }
+
+  void retire() override {
+    retired.fetch_add(1);
+    if (retire_counter != nullptr) retire_counter->fetch_add(1);
+    if (delete_on_retire) delete this;
+  }
+
+  std::atomic<int> passes{0};
+  std::atomic<int> full_passes{0};                // io_work() not through io_work_limited()
+  std::atomic<int> limited_passes{0};
+  std::atomic<unsigned> last_limit{0};
+  std::atomic<bool> limited_more{false};          // the limited pass returns more
+  std::atomic<int> full_passes_on_notify{0};      // must stay 0
+  std::atomic<int> limited_passes_off_notify{0};  // 0 unless an unbound executor runs it
+  std::atomic<int> retired{0};
+  std::atomic<bool> in_progress{false};
+  std::atomic<int> overlaps{0};
+  std::atomic<int> unready_passes{0};
+  std::atomic<bool> moved_out{false};  // set by a handover, cleared before the next attach
+  std::atomic<int> passes_while_moved{0};
+  std::atomic<int> more_budget{0};
+  std::atomic<long> to_send{0};          // bytes io_work still has to write to its socket
+  std::atomic<long> bytes{0};
+  std::atomic<long> kicks{0};           // bumped by the test before each schedule()
+  std::atomic<long> observed_kicks{0};  // kicks seen at the start of the latest pass
+  std::atomic<int> watch_request{-1};   // fd to watch_fd() from the next pass
+  std::atomic<int> watched{-1};
+  std::atomic<uint64_t> eventfd_sum{0};
+  std::atomic<int> cpu{-1};             // incoming_cpu()
+  std::atomic<int> last_tid{0};
+  std::atomic<int> last_cpu{-1};        // sched_getcpu() of the latest pass
+  std::string thread_name;              // of the latest pass; read when passes is stable
+  std::string full_pass_name;           // thread of the latest full pass (guarded by name_mu)
+  int full_pass_cpu = -1;               // guarded by name_mu
+  std::mutex name_mu;
+  std::function<void(TestTask&)> hook;
+  std::atomic<int>* retire_counter = nullptr;
+  bool delete_on_retire = false;
+  exec::Executor* executor = nullptr;   // the one to kick (the test's own bookkeeping)
+
+  std::string name() {
+    std::lock_guard lock(name_mu);
+    return thread_name;
+  }
+
+ private:
+  void record_thread() {
+    char name[16] = {};
+    pthread_getname_np(pthread_self(), name, sizeof name);
+    {
+      std::lock_guard lock(name_mu);
+      thread_name = name;
+    }
+    last_tid.store(sys::current_tid());
+    last_cpu.store(sched_getcpu());
+    if (!tl_limited) {
+      std::lock_guard lock(name_mu);
+      full_pass_name = name;
+      full_pass_cpu = sched_getcpu();
+    }
+    const bool notify = std::string(name) == "nvmt-notify";
+    if (notify && !tl_limited) full_passes_on_notify.fetch_add(1);
+    if (!notify && tl_limited) limited_passes_off_notify.fetch_add(1);
+  }
+
+  // Sends what to_send asks for, like a queue with responses: stops at EAGAIN and returns idle,
+  // relying on the executor to run it again when the socket turns writable.
+  void pump_out() {
+    static const std::vector<char> chunk(16384, 'o');
+    while (to_send.load() > 0) {
+      const ssize_t n = write(_sock, chunk.data(), std::min<size_t>(chunk.size(), size_t(to_send.load())));
+      if (n <= 0) break;
+      to_send.fetch_sub(n);
+    }
+  }
+
+  bool drain_socket() {
+    bool close_now = false;
+    char buf[256];
+    ssize_t n;
+    while ((n = read(_sock, buf, sizeof buf)) > 0) {
+      bytes.fetch_add(n);
+      for (ssize_t i = 0; i < n; ++i) close_now |= buf[i] == 'c';
+    }
+    return close_now;
+  }
+
+  void handle_watch() {
+    int want = watch_request.load();
+    if (want >= 0 && watched.load() < 0) {
+      watched.store(want);
+      _ex->watch_fd(*this, want);
+    }
+    int fd = watched.load();
+    uint64_t value;
+    if (fd >= 0 && read(fd, &value, sizeof value) == sizeof value) eventfd_sum.fetch_add(value);
+  }
+
+  exec::Executor* _ex;
+  int _sock = -1;
+  int _peer = -1;
+};
+
+// Waits until the task's pass count stops moving for a while: it went idle. False when it
+// keeps running (a spinning executor).
+bool settle(const TestTask& task) {
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  int last = -1;
+  while (task.passes.load() != last || task.in_progress.load()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    last = task.passes.load();
+    std::this_thread::sleep_for(30ms);
+  }
+  return true;
+}
+
+std::set<int> tids_of(const exec::Executor& ex) {
+  std::set<int> out;
+  for (const auto& t : ex.threads()) out.insert(t.tid);
+  return out;
+}
+
+InlineConfig config(unsigned budget = 8, unsigned threads = 0) {
+  return {.threads = threads, .cpus = {}, .inline_budget = budget};
+}
+
+TEST(Inline, FirstRunOnAWorkerThenReadinessInline) {
+  TestTask task;
+  InlineExecutor ex(config(5));
+  EXPECT_EQ(ex.name(), "inline");
+  EXPECT_EQ(ex.inline_budget(), 5u);
+  ex.attach(task);
+  ASSERT_TRUE(wait_for([&] { return task.passes.load() >= 1; }));
+  ASSERT_TRUE(settle(task));
+  EXPECT_GE(task.full_passes.load(), 1);  // attach runs it on its deferred worker
+  const int limited_before = task.limited_passes.load();
+
+  for (int i = 1; i <= 5; ++i) {
+    task.send();
+    ASSERT_TRUE(wait_for([&] { return task.bytes.load() == i; })) << "byte " << i;
+    ASSERT_TRUE(settle(task));
+    EXPECT_EQ(task.name(), "nvmt-notify");
+  }
+  EXPECT_GE(task.limited_passes.load(), limited_before + 5);
+  EXPECT_EQ(task.last_limit.load(), 5u);
+  EXPECT_EQ(task.full_passes_on_notify.load(), 0);
+  EXPECT_EQ(task.limited_passes_off_notify.load(), 0);
+  EXPECT_EQ(task.overlaps.load(), 0);
+  EXPECT_EQ(task.unready_passes.load(), 0);
+  EXPECT_EQ(ex.deferrals(), 0u);  // every inline batch finished the work
+  ex.stop();
+  EXPECT_EQ(task.retired.load(), 1);
+}
+
+// The inline batch leaves work: the rest runs on the task's deferred worker.
+TEST(Inline, WorkLeftAfterTheInlineBatchIsDeferred) {
+  TestTask task;
+  InlineExecutor ex(config());
+  ex.attach(task);
+  ASSERT_TRUE(wait_for([&] { return task.passes.load() >= 1; }));
+  ASSERT_TRUE(settle(task));
+  task.limited_more = true;
+  const int full_before = task.full_passes.load();
+  task.send();
+  ASSERT_TRUE(wait_for([&] { return task.full_passes.load() > full_before; }));
+  ASSERT_TRUE(settle(task));
+  EXPECT_EQ(task.name().rfind("nvmt-inl/", 0), 0u) << task.name();
+  EXPECT_GE(ex.deferrals(), 1u);
+  EXPECT_EQ(task.full_passes_on_notify.load(), 0);
+  EXPECT_EQ(task.unready_passes.load(), 0);
+  auto stats = ex.stats();
+  ASSERT_EQ(stats.size(), ex.threads().size());
+  EXPECT_GE(stats[0].io_work_passes, 1u);  // the notification thread's inline passes
+}
+
+TEST(Inline, MoreRunsAgainWithoutEvents) {
+  constexpr int kBudgetPasses = 50;
+  TestTask task;
+  task.more_budget = kBudgetPasses;
+  InlineExecutor ex(config());
+  ex.attach(task);
+  ASSERT_TRUE(wait_for([&] { return task.passes.load() >= kBudgetPasses + 1; }));
+  EXPECT_EQ(task.more_budget.load(), 0);
+  task.send();
+  ASSERT_TRUE(wait_for([&] { return task.bytes.load() == 1; }));
+  EXPECT_EQ(task.unready_passes.load(), 0);
+}
+
+TEST(Inline, NeverConcurrentWhileHammered) {
+  constexpr int kTasks = 8;
+  constexpr int kHammerThreads = 4;
+  std::vector<std::unique_ptr<TestTask>> tasks;  // outlives ex
+  InlineExecutor ex(config(2));
+  for (int i = 0; i < kTasks; ++i) {
+    tasks.push_back(std::make_unique<TestTask>());
+    tasks.back()->hook = [](TestTask&) {
+      std::atomic<int> spin{0};
+      while (spin.fetch_add(1, std::memory_order_relaxed) < 300) {
+      }
+    };
+    if (i % 2 == 1) tasks.back()->limited_more = true;  // half of them always deferred
+    ex.attach(*tasks.back());
+  }
+  std::atomic<bool> running{true};
+  std::vector<long> sent(kTasks, 0);
+  std::thread writer([&] {
+    while (running.load())
+      for (int i = 0; i < kTasks; ++i)
+        if (tasks[i]->try_send()) ++sent[i];
+  });
+  std::vector<std::thread> hammers;
+  for (int h = 0; h < kHammerThreads; ++h)
+    hammers.emplace_back([&, h] {
+      std::mt19937 rng(h);
+      while (running.load()) {
+        TestTask& t = *tasks[rng() % kTasks];
+        t.kicks.fetch_add(1);
+        ex.schedule(t);
+      }
+    });
+  std::this_thread::sleep_for(1s);
+  running = false;
+  for (auto& th : hammers) th.join();
+  writer.join();
+  for (int i = 0; i < kTasks; ++i) {
+    TestTask& t = *tasks[i];
+    ASSERT_TRUE(wait_for([&] { return t.bytes.load() == sent[i]; }))
+        << "task " << i << " got " << t.bytes.load() << " of " << sent[i];
+    ASSERT_TRUE(wait_for([&] { return t.observed_kicks.load() == t.kicks.load(); })) << i;
+    EXPECT_EQ(t.overlaps.load(), 0);
+    EXPECT_EQ(t.unready_passes.load(), 0);
+    EXPECT_EQ(t.full_passes_on_notify.load(), 0);
+    EXPECT_EQ(t.limited_passes_off_notify.load(), 0);
+  }
+  uint64_t wakeups = 0;
+  for (const auto& s : ex.stats()) wakeups += s.wakeups;
+  EXPECT_GT(wakeups, 0u);
+  EXPECT_GT(ex.deferrals(), 0u);
+  ex.stop();
+  for (auto& t : tasks) EXPECT_EQ(t->retired.load(), 1);
+}
+
+TEST(Inline, ClosedInlineOrOnAWorkerRetiresOnce) {
+  TestTask inline_close, worker_close, probe;
+  InlineExecutor ex(config());
+  for (TestTask* t : {&inline_close, &worker_close, &probe}) ex.attach(*t);
+  ASSERT_TRUE(wait_for([&] {
+    return inline_close.passes.load() >= 1 && worker_close.passes.load() >= 1 && probe.passes.load() >= 1;
+  }));
+  ASSERT_TRUE(settle(inline_close));
+  inline_close.send('c');  // read by the notification thread's batch
+  ASSERT_TRUE(wait_for([&] { return inline_close.retired.load() == 1; }));
+  EXPECT_EQ(inline_close.name(), "nvmt-notify");
+
+  worker_close.more_budget = 1 << 30;  // busy on its worker from the next kick on
+  ex.schedule(worker_close);
+  ASSERT_TRUE(wait_for([&] { return worker_close.passes.load() > 5; }));
+  worker_close.send('c');
+  ASSERT_TRUE(wait_for([&] { return worker_close.retired.load() == 1; }));
+  EXPECT_EQ(worker_close.name().rfind("nvmt-inl/", 0), 0u);
+
+  const int a = inline_close.passes.load(), b = worker_close.passes.load();
+  inline_close.send();
+  worker_close.send();
+  probe.send();
+  ASSERT_TRUE(wait_for([&] { return probe.bytes.load() == 1; }));
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(inline_close.passes.load(), a);
+  EXPECT_EQ(worker_close.passes.load(), b);
+  EXPECT_EQ(ex.tasks(), std::vector<exec::Task*>{&probe});
+  ex.stop();
+  EXPECT_EQ(inline_close.retired.load(), 1);
+  EXPECT_EQ(worker_close.retired.load(), 1);
+  EXPECT_EQ(probe.retired.load(), 1);
+}
+
+TEST(Inline, CloseWithPendingKick) {
+  std::atomic<int> retired{0};
+  std::atomic<bool> armed{false}, running{false}, release{false};
+  TestTask other;
+  InlineExecutor ex(config());
+  auto* dying = new TestTask;
+  dying->delete_on_retire = true;
+  dying->retire_counter = &retired;
+  dying->hook = [&](TestTask&) {
+    if (!armed.load()) return;
+    running = true;
+    while (!release.load()) std::this_thread::yield();
+  };
+  ex.attach(*dying);
+  ex.attach(other);
+  ASSERT_TRUE(wait_for([&] { return dying->passes.load() >= 1 && other.passes.load() >= 1; }));
+  armed = true;
+  ex.schedule(*dying);
+  ASSERT_TRUE(wait_for([&] { return running.load(); }));
+  dying->send('c');  // an edge for the notification thread too: it marks the task pending
+  ex.schedule(*dying);
+  ex.schedule(other);
+  release = true;
+  ASSERT_TRUE(wait_for([&] { return retired.load() == 1; }));
+  other.send();
+  ASSERT_TRUE(wait_for([&] { return other.bytes.load() == 1; }));
+  ex.stop();
+  EXPECT_EQ(retired.load(), 1);
+  EXPECT_EQ(other.retired.load(), 1);
+}
+
+TEST(Inline, WatchFdAddedLaterTriggersIoWork) {
+  int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  ASSERT_GE(efd, 0);
+  InlineExecutor ex(config());
+  TestTask task(&ex);
+  ex.attach(task);
+  ASSERT_TRUE(wait_for([&] { return task.passes.load() >= 1; }));
+  uint64_t one = 1;
+  ASSERT_EQ(write(efd, &one, sizeof one), ssize_t(sizeof one));
+  task.watch_request = efd;
+  ex.schedule(task);
+  ASSERT_TRUE(wait_for([&] { return task.eventfd_sum.load() == 1; }));
+  for (uint64_t i = 2; i <= 5; ++i) {
+    ASSERT_EQ(write(efd, &one, sizeof one), ssize_t(sizeof one));
+    ASSERT_TRUE(wait_for([&] { return task.eventfd_sum.load() == i; })) << i;
+  }
+  ex.stop();
+  EXPECT_EQ(task.retired.load(), 1);
+  close(efd);
+}
+
+// The task fills its socket and returns idle at EAGAIN: the EPOLLOUT edge brings it back.
+TEST(Inline, BlockedSenderResumesWhenWritable) {
+  constexpr long kTotal = 8l << 20;
+  TestTask task;
+  InlineExecutor ex(config());
+  ex.attach(task);
+  ASSERT_TRUE(wait_for([&] { return task.passes.load() >= 1; }));
+  ASSERT_TRUE(settle(task));
+  task.to_send = kTotal;
+  ex.schedule(task);
+  long got = 0;
+  ASSERT_TRUE(wait_for([&] {
+    got += task.read_peer();
+    return got == kTotal;
+  }, 30s)) << got << " of " << kTotal;
+  ASSERT_TRUE(settle(task));
+}
+
+// Holds a pass (on the worker, or the notification thread's batch), releases the task, checks
+// the handover comes once, after that pass, on the thread that ran it, and that the old
+// executor never runs the task again; then it runs on a second inline executor.
+void release_while_busy(bool inline_pass) {
+  std::atomic<bool> hold{false}, in_pass{false}, let_go{false};
+  std::atomic<int> handovers{0};
+  std::atomic<bool> in_progress_at_handover{true};
+  std::string handover_thread;
+  TestTask task;
+  auto ex1 = std::make_unique<InlineExecutor>(config());
+  InlineExecutor ex2(config());
+  task.hook = [&](TestTask&) {
+    if (!hold.load()) return;
+    in_pass = true;
+    while (!let_go.load()) std::this_thread::yield();
+  };
+  ex1->attach(task);
+  ASSERT_TRUE(wait_for([&] { return task.passes.load() >= 1; }));
+  ASSERT_TRUE(settle(task));
+  hold = true;
+  if (inline_pass)
+    task.send();
+  else
+    ex1->schedule(task);
+  ASSERT_TRUE(wait_for([&] { return in_pass.load(); }));
+  hold = false;
+  EXPECT_EQ(task.name(), inline_pass ? "nvmt-notify" : "nvmt-inl/0");
+
+  ex1->release(task, [&](exec::Task& t) {
+    auto& tt = static_cast<TestTask&>(t);
+    in_progress_at_handover = tt.in_progress.load();
+    tt.moved_out = true;
+    char name[16] = {};
+    pthread_getname_np(pthread_self(), name, sizeof name);
+    handover_thread = name;
+    handovers.fetch_add(1);
+  });
+  EXPECT_EQ(handovers.load(), 0);
+  ex1->schedule(task);
+  task.send();
+  let_go = true;
+  ASSERT_TRUE(wait_for([&] { return handovers.load() == 1; }));
+  EXPECT_FALSE(in_progress_at_handover.load());
+  EXPECT_EQ(handover_thread, task.name());
+
+  ex1->schedule(task);
+  task.send();
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(task.passes_while_moved.load(), 0);
+  EXPECT_TRUE(ex1->tasks().empty());
+
+  const long bytes_before = task.bytes.load();
+  task.moved_out = false;
+  ex2.attach(task);
+  ASSERT_TRUE(wait_for([&] { return task.bytes.load() > bytes_before; }));
+  EXPECT_TRUE(tids_of(ex2).count(task.last_tid.load()));
+  ex1->stop();
+  EXPECT_EQ(task.retired.load(), 0);
+  ex1.reset();
+  ex2.stop();
+  EXPECT_EQ(task.retired.load(), 1);
+  EXPECT_EQ(handovers.load(), 1);
+  EXPECT_EQ(task.overlaps.load(), 0);
+}
+
+TEST(Inline, ReleaseWhileBusyOnTheWorker) { release_while_busy(false); }
+
+TEST(Inline, ReleaseDuringTheInlineBatch) { release_while_busy(true); }
+
+TEST(Inline, ReleaseIdleHandsOverOnTheCallingThread) {
+  InlineExecutor ex(config());
+  TestTask task;
+  ex.attach(task);
+  ASSERT_TRUE(wait_for([&] { return task.passes.load() >= 1; }));
+  ASSERT_TRUE(settle(task));
+  int handover_tid = 0;
+  ex.release(task, [&](exec::Task&) { handover_tid = sys::current_tid(); });
+  EXPECT_EQ(handover_tid, sys::current_tid());
+  EXPECT_TRUE(ex.tasks().empty());
+  ex.stop();
+  EXPECT_EQ(task.retired.load(), 0);
+}
+
+// Live switching between models under load: tasks move back and forth between an unbound and
+// an inline executor while a writer streams bytes and a kicker kicks through the task's
+// current executor (under the task's lock, as the TCP queue does). Never concurrent, never run
+// by an executor that let it go, nothing lost.
+TEST(Inline, MovesBetweenModelsUnderLoad) {
+  constexpr int kTasks = 4;
+  constexpr int kMoves = 60;
+  struct Moving {
+    std::unique_ptr<TestTask> task = std::make_unique<TestTask>();
+    std::mutex mu;
+    exec::Executor* current = nullptr;  // guarded by mu
+    std::atomic<int> handovers{0};
+    std::atomic<int> wrong_executor{0};
+  };
+  std::vector<std::unique_ptr<Moving>> moving;  // outlive the executors
+  for (int i = 0; i < kTasks; ++i) moving.push_back(std::make_unique<Moving>());
+  exec::UnboundExecutor unb({.threads = 2, .cpus = {}, .scope = sys::AffinityScope::system, .strict = false});
+  InlineExecutor inl(config(1));
+  const std::set<int> unb_tids = tids_of(unb), inl_tids = tids_of(inl);
+  std::atomic<exec::Executor*> runs_on[kTasks];
+  for (int i = 0; i < kTasks; ++i) {
+    Moving& m = *moving[i];
+    runs_on[i] = i % 2 ? static_cast<exec::Executor*>(&unb) : &inl;
+    m.task->hook = [&, i](TestTask&) {
+      const std::set<int>& ok = runs_on[i].load() == &unb ? unb_tids : inl_tids;
+      if (!ok.count(sys::current_tid())) moving[i]->wrong_executor.fetch_add(1);
+    };
+    std::lock_guard lock(m.mu);
+    m.current = runs_on[i];
+    m.current->attach(*m.task);
+  }
+  std::atomic<bool> running{true};
+  std::vector<long> sent(kTasks, 0);
+  std::thread writer([&] {
+    while (running.load())
+      for (int i = 0; i < kTasks; ++i)
+        if (moving[i]->task->try_send()) ++sent[i];
+  });
+  std::thread kicker([&] {
+    std::mt19937 rng(7);
+    while (running.load()) {
+      Moving& m = *moving[rng() % kTasks];
+      std::lock_guard lock(m.mu);
+      m.task->kicks.fetch_add(1);
+      m.current->schedule(*m.task);
+    }
+  });
+  std::mt19937 rng(11);
+  for (int move = 0; move < kMoves; ++move) {
+    const int i = int(rng() % kTasks);
+    Moving& m = *moving[i];
+    const int before = m.handovers.load();
+    exec::Executor* from;
+    {
+      std::lock_guard lock(m.mu);
+      from = m.current;
+    }
+    from->release(*m.task, [&, i](exec::Task& t) {
+      Moving& mm = *moving[i];
+      std::lock_guard lock(mm.mu);
+      exec::Executor* to = mm.current == &unb ? static_cast<exec::Executor*>(&inl) : &unb;
+      mm.current = to;
+      runs_on[i] = to;
+      mm.handovers.fetch_add(1);
+      to->attach(t);
+    });
+    ASSERT_TRUE(wait_for([&] { return m.handovers.load() == before + 1; })) << "move " << move;
+    std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 5));
+  }
+  running = false;
+  writer.join();
+  kicker.join();
+  int total_moves = 0;
+  for (int i = 0; i < kTasks; ++i) {
+    Moving& m = *moving[i];
+    {
+      std::lock_guard lock(m.mu);  // a last kick: every dropped kick is covered
+      m.task->kicks.fetch_add(1);
+      m.current->schedule(*m.task);
+    }
+    ASSERT_TRUE(wait_for([&] { return m.task->bytes.load() == sent[i]; }))
+        << "task " << i << " got " << m.task->bytes.load() << " of " << sent[i];
+    ASSERT_TRUE(wait_for([&] { return m.task->observed_kicks.load() == m.task->kicks.load(); }));
+    EXPECT_EQ(m.task->overlaps.load(), 0);
+    EXPECT_EQ(m.wrong_executor.load(), 0) << i;
+    total_moves += m.handovers.load();
+  }
+  EXPECT_EQ(total_moves, kMoves);
+  unb.stop();
+  inl.stop();
+  for (auto& m : moving) EXPECT_EQ(m->task->retired.load(), 1);
+}
+
+TEST(Inline, StopRetiresAllTasksOnce) {
+  constexpr int kTasks = 10;
+  std::vector<std::unique_ptr<TestTask>> tasks;
+  for (int i = 0; i < kTasks; ++i) tasks.push_back(std::make_unique<TestTask>());
+  InlineExecutor ex(config());
+  for (int i = 0; i < kTasks; ++i) {
+    if (i % 3 == 0) tasks[i]->more_budget = 1 << 30;
+    ex.attach(*tasks[i]);
+  }
+  ASSERT_TRUE(wait_for([&] {
+    return std::all_of(tasks.begin(), tasks.end(), [](auto& t) { return t->passes.load() >= 1; });
+  }));
+  for (int i = 0; i < kTasks; ++i) tasks[i]->send();
+  ex.stop();
+  ex.stop();
+  for (auto& t : tasks) EXPECT_EQ(t->retired.load(), 1);
+  TestTask late;
+  ex.attach(late);
+  EXPECT_EQ(late.retired.load(), 1);
+  EXPECT_EQ(late.passes.load(), 0);
+}
+
+TEST(Inline, DestructorRetiresTasks) {
+  TestTask a, b;
+  {
+    InlineExecutor ex(config());
+    ex.attach(a);
+    ex.attach(b);
+  }
+  EXPECT_EQ(a.retired.load(), 1);
+  EXPECT_EQ(b.retired.load(), 1);
+}
+
+TEST(Inline, ThreadsArePinned) {
+  const auto cpus = sys::online_cpus();
+  InlineExecutor ex({.threads = unsigned(cpus.size()) + 1, .cpus = cpus, .inline_budget = 8});
+  const auto threads = ex.threads();
+  ASSERT_EQ(threads.size(), cpus.size() + 2);
+  EXPECT_EQ(threads[0].name, "nvmt-notify");
+  EXPECT_EQ(threads[0].role, "notify");
+  EXPECT_EQ(sys::thread_cpus_allowed(threads[0].tid).cpus, cpus);
+  for (size_t i = 1; i < threads.size(); ++i) {
+    const unsigned cpu = cpus[(i - 1) % cpus.size()];
+    EXPECT_EQ(threads[i].name, "nvmt-inl/" + std::to_string(i - 1));
+    EXPECT_EQ(threads[i].role, "deferred");
+    EXPECT_EQ(threads[i].cpus, std::vector<unsigned>{cpu});
+    EXPECT_EQ(sys::thread_cpus_allowed(threads[i].tid).cpus, std::vector<unsigned>{cpu});
+  }
+  if (cpus.size() >= 2) {  // a one-CPU mask confines the notification thread too
+    InlineExecutor one({.threads = 0, .cpus = {cpus[1]}, .inline_budget = 8});
+    for (const auto& t : one.threads())
+      EXPECT_EQ(sys::thread_cpus_allowed(t.tid).cpus, std::vector<unsigned>{cpus[1]}) << t.name;
+  }
+}
+
+TEST(Inline, DeferredToTheWorkerOfTheIncomingCpu) {
+  const auto cpus = sys::online_cpus();
+  if (cpus.size() < 2) GTEST_SKIP() << "needs 2 CPUs";
+  TestTask task;
+  task.cpu = int(cpus[1]);
+  task.more_budget = 20;
+  InlineExecutor ex({.threads = 0, .cpus = cpus, .inline_budget = 8});
+  ex.attach(task);
+  ASSERT_TRUE(wait_for([&] { return task.passes.load() >= 21; }));
+  ASSERT_TRUE(settle(task));  // (an inline pass may come last: the socket's first EPOLLOUT edge)
+  std::lock_guard lock(task.name_mu);
+  EXPECT_EQ(task.full_pass_name, "nvmt-inl/1");
+  EXPECT_EQ(task.full_pass_cpu, int(cpus[1]));
+}
+
+TEST(Inline, RefusesBadConfigurations) {
+  EXPECT_NE(InlineExecutor::check({.threads = 0, .cpus = {}, .inline_budget = 0}).find("inline_budget"),
+            std::string::npos);
+  EXPECT_NE(InlineExecutor::check({.threads = 0, .cpus = {100000}, .inline_budget = 8}).find("cpus"),
+            std::string::npos);
+  EXPECT_THROW(InlineExecutor({.threads = 0, .cpus = {100000}, .inline_budget = 8}), std::invalid_argument);
+  EXPECT_EQ(InlineExecutor::check({}), "");
+  auto ex = exec::make_inline_executor({});
+  EXPECT_EQ(ex->name(), "inline");
+  EXPECT_EQ(ex->threads().size(), sys::online_cpus().size() + 1);
+}
+
+}  // namespace
