@@ -9,6 +9,7 @@ bin=${1:-${NVMETUNE:-nvmetune}}
 serve_bin=${NVMETUNE_SERVE:-$bin}          # the target's binary, if it must differ
 rounds=${ROUNDS:-2}
 time_s=${TIME:-5}
+time_s=${time_s%.*}  # whole seconds
 ramp_s=${RAMP:-1}
 modes_wanted=${MODES:-"bound poll unbound inline"}
 target_cpu=${TARGET_CPU:-0}
@@ -59,6 +60,9 @@ done
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo nan; }  # utime + stime
 hz=$(getconf CLK_TCK)
 now() { date +%s.%N; }
+wait_progress() {  # wait_progress FILE N PID: until FILE has N progress lines or PID is gone
+  while [ "$(grep -c '^\[ *[0-9]*s\]' "$1" 2>/dev/null)" -lt "$2" ] && kill -0 "$3" 2>/dev/null; do sleep 0.1; done
+}
 
 workloads=("4k-randread-qd32:--rw randread --bs 4k --qd 32"
            "4k-randwrite-qd32:--rw randwrite --bs 4k --qd 32"
@@ -78,13 +82,18 @@ for round in $(seq "$rounds"); do
       args=${w#*:}
       json=$out_dir/r$round-$m-$name.json
       # shellcheck disable=SC2086
+      err=$out_dir/r$round-$m-$name.err
       taskset -c "$perf_cpu" "$bin" perf -r "$remote" $args --time "$time_s" --ramp "$ramp_s" --json \
-        >"$json" 2>"$out_dir/perf.err" &
+        >"$json" 2>"$err" &
       ppid=$!
-      # CPU window: inside perf's measured interval (it starts after connecting and the ramp).
-      sleep "$(awk -v r="$ramp_s" 'BEGIN { print r + 0.3 }')"
+      # CPU window: from perf's 1st progress line to its (TIME-1)th, i.e. inside its measured
+      # interval whatever the scheduling delays (needs TIME >= 3; else the CPU columns read nan).
+      # Sleep through most of the wait first: polling forks, and forks steal CPU from the run.
+      sleep "$(awk -v r="$ramp_s" 'BEGIN { print r + 0.8 }')"
+      wait_progress "$err" 1 "$ppid"
       t0=$(now); st0=$(ticks "$spid"); pt0=$(ticks "$ppid")
-      sleep "$(awk -v t="$time_s" 'BEGIN { print (t > 1 ? t - 0.6 : t / 2) }')"
+      [ "$time_s" -gt 3 ] && sleep $((time_s - 3))
+      wait_progress "$err" $((time_s - 1)) "$ppid"
       t1=$(now); st1=$(ticks "$spid"); pt1=$(ticks "$ppid")
       wait "$ppid"
       rc=$?
@@ -104,7 +113,7 @@ except Exception:
 print(f"{rnd}\t{mode}\t{name}\t{iops:.0f}\t{mibs:.1f}\t{p99:.1f}\t{mx:.1f}\t{tc:.0f}\t{pc:.0f}")
 PY
       tail -1 "$results" | awk -F'\t' '{printf "  round %s %-8s %-18s %9s IOPS %8s MiB/s p99 %8sus  target %s%% perf %s%%\n", $1,$2,$3,$4,$5,$6,$8,$9}'
-      [ "$rc" -eq 0 ] || { echo "  perf exit $rc:"; sed 's/^/  | /' "$out_dir/perf.err" | tail -3; }
+      [ "$rc" -eq 0 ] || { echo "  perf exit $rc:"; sed 's/^/  | /' "$err" | tail -3; }
     done
   done
 done
@@ -147,7 +156,9 @@ for w in workloads:
         if not rs:
             continue
         iops = [float(r[3]) for r in rs]
-        med = lambda i: statistics.median(float(r[i]) for r in rs)
+        def med(i):
+            v = [float(r[i]) for r in rs if float(r[i]) == float(r[i])]  # drop nan
+            return statistics.median(v) if v else float("nan")
         print(f"{w:<18} {m:<8} {statistics.median(iops):>11.0f} {min(iops):>9.0f}-{max(iops):<9.0f} {med(4):>8.1f} {med(5):>8.1f} {med(7):>11.0f} {med(8):>9.0f}")
 print()
 def load(f):
