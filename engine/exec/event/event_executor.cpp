@@ -37,7 +37,7 @@
 #include <thread>
 
 #include "engine/exec/event/task_mpsc.hpp"
-#include "engine/exec/thread_control.hpp"
+#include "engine/system/topology.hpp"
 #include "engine/stats/registry.hpp"
 
 namespace exec {
@@ -246,15 +246,15 @@ std::string Worker::set_cpus(std::vector<unsigned> cpus) {
   std::lock_guard lock(_ctl_mu);
   _cpus = std::move(cpus);
   _stats.set_cpus_allowed(_cpus);
-  const int tid = _tid.load();
-  return tid ? pin_thread(tid, _cpus) : std::string();
+  // Empty = no placement asked for: leave the thread where it is.
+  return _tid.load() && !_cpus.empty() ? sys::pin_thread(_thread.native_handle(), _cpus) : std::string();
 }
 
 std::string Worker::set_priority(Priority p) {
   std::lock_guard lock(_ctl_mu);
   _priority = p;
   const int tid = _tid.load();
-  return tid ? set_thread_priority(tid, p) : std::string();
+  return tid ? sys::set_thread_priority(tid, p) : std::string();
 }
 
 Executor::ThreadInfo Worker::info() const {
@@ -281,10 +281,10 @@ void Worker::run() {
   pthread_setname_np(pthread_self(), _name.substr(0, 15).c_str());
   {
     std::lock_guard lock(_ctl_mu);
-    const int tid = current_tid();
+    const int tid = sys::current_tid();
     // Failing to pin or prioritise is reported by the control plane; the worker still runs.
-    (void)pin_thread(tid, _cpus);
-    (void)set_thread_priority(tid, _priority);
+    if (!_cpus.empty()) (void)sys::pin_current_thread(_cpus);
+    (void)sys::set_thread_priority(tid, _priority);
     _stats.tid.store(tid);
     if (_registry) _registry->add_worker(&_stats);
     _tid.store(tid);
@@ -376,9 +376,6 @@ bool Worker::take_control() {
   for (Task* task : incoming) {
     _tasks.push_back(task);
     if (stop) continue;
-    // A task handed over from another executor arrives holding the exec_scheduled token (see
-    // Executor::release); it runs once now, which covers any kick dropped during the move.
-    task->exec_scheduled.store(false, std::memory_order_release);
     register_task(*task);
     _batch.push_back(task);
   }
@@ -574,6 +571,11 @@ EventExecutor::~EventExecutor() { stop(); }
 void EventExecutor::attach(Task& task) {
   const unsigned index = pick_worker(task);
   task.exec_worker = static_cast<int>(index);
+  // A task handed over from another executor arrives holding the exec_scheduled token (see
+  // Executor::release) and sits on no list; drop the token here, before the worker can have
+  // taken any kick for it: clearing it later could hand out a second token for a task already
+  // on the remote list. The first run after attach covers any kick dropped during the move.
+  task.exec_scheduled.store(false, std::memory_order_release);
   if (!_workers[index]->enqueue_attach(task)) task.retire();  // already stopped
 }
 
