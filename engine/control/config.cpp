@@ -22,6 +22,7 @@
 #include <span>
 
 #include "engine/control/config_json.hpp"
+#include "engine/system/topology.hpp"
 
 namespace control {
 
@@ -44,7 +45,6 @@ constexpr uint32_t mdts_min = 4096;
 constexpr uint32_t mdts_max = 16u << 20;
 constexpr unsigned threads_max = 1024;
 constexpr uint32_t port_max = 65535;
-constexpr unsigned cpu_number_max = 8191;         // the kernel's largest NR_CPUS
 constexpr unsigned idle_poll_us_max = 10'000'000; // 10 s
 constexpr unsigned inline_budget_max = 1024;
 constexpr unsigned pdu_budget_max = 1024;          // recv_pdus, send_pdus
@@ -833,43 +833,14 @@ json to_json(const Config& c) {
           {"budgets", to_json(c.budgets)}};
 }
 
-std::vector<unsigned> online_cpus() {
-  std::ifstream in("/sys/devices/system/cpu/online");
-  std::string text;
-  std::vector<unsigned> cpus;
-  if (in && std::getline(in, text) && parse_cpu_list(text, cpus) && !cpus.empty()) return cpus;
-  const long n = sysconf(_SC_NPROCESSORS_ONLN);  // no sysfs (containers): assume 0..n-1
-  for (long i = 0; i < std::max(n, 1L); ++i) cpus.push_back(static_cast<unsigned>(i));
-  return cpus;
-}
+std::vector<unsigned> online_cpus() { return sys::online_cpus(); }
 
 // ---------------------------------------------------------------- config.hpp
 
 bool parse_cpu_list(std::string_view text, std::vector<unsigned>& out) {
-  std::vector<unsigned> cpus;
-  const char* p = text.data();
-  const char* const end = text.data() + text.size();
-  auto number = [&](unsigned& v) {
-    auto [next, ec] = std::from_chars(p, end, v);
-    if (ec != std::errc{} || v > cpu_number_max) return false;
-    p = next;
-    return true;
-  };
-  while (p != end) {
-    unsigned first = 0, last = 0;
-    if (!number(first)) return false;
-    last = first;
-    if (p != end && *p == '-') {
-      ++p;
-      if (!number(last) || last < first) return false;
-    }
-    for (unsigned cpu = first; cpu <= last; ++cpu) cpus.push_back(cpu);
-    if (p != end && *p++ != ',') return false;
-    if (p == end && text.back() == ',') return false;
-  }
-  std::sort(cpus.begin(), cpus.end());
-  cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
-  out = std::move(cpus);
+  auto r = sys::parse_cpu_list(text);
+  if (!r.error.empty()) return false;
+  out = std::move(r.cpus);
   return true;
 }
 

@@ -13,9 +13,7 @@ namespace {
 std::vector<unsigned> mask_of(const ThreadingConfig& t) { return t.cpus.empty() ? allowed_cpus() : t.cpus; }
 
 exec::Priority priority_of(const std::string& p) {
-  if (p == "nice") return exec::Priority::nice;
-  if (p == "fifo") return exec::Priority::fifo;
-  return exec::Priority::normal;
+  return sys::parse_thread_priority(p).value_or(exec::Priority::normal);
 }
 
 // bound: one worker per CPU of the mask, pinned there; queues go to the worker of the CPU that

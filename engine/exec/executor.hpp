@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/system/topology.hpp"
+
 namespace stats {
 class Registry;
 }
@@ -105,7 +107,7 @@ enum class Placement : uint8_t {
   least_loaded,  // fewest I/O queues, then fewest queues; admin queues counted apart (poll)
 };
 
-enum class Priority : uint8_t { normal, nice, fifo };
+using Priority = sys::ThreadPriority;
 
 struct EventExecutorConfig {
   unsigned threads = 0;  // 0 = one per online CPU (ignored when worker_cpus is set)

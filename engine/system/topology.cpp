@@ -223,8 +223,9 @@ CpuList parse_cpu_list(std::string_view text) {
   CpuList out;
   auto number = [](std::string_view s, unsigned& v) {
     auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    return ec == std::errc() && p == s.data() + s.size() && !s.empty();
+    return ec == std::errc() && p == s.data() + s.size() && !s.empty() && v <= max_cpu_number;
   };
+  if (!text.empty() && text.back() == ',') return {{}, "malformed CPU list: trailing comma"};
   while (!text.empty()) {
     const size_t comma = text.find(',');
     std::string_view item = text.substr(0, comma);

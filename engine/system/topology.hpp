@@ -87,7 +87,9 @@ struct CpuList {
 CpuList thread_cpus_allowed(int tid);
 // The same through sched_getaffinity(tid) (no file parsing; for threads() listings).
 CpuList thread_affinity(int tid);
-// "0-3,6" → {0,1,2,3,6}; error on malformed text.
+// The kernel's largest NR_CPUS: CPU numbers above it are typos, and would make ranges huge.
+inline constexpr unsigned max_cpu_number = 8191;
+// "0-3,6" → {0,1,2,3,6} (sorted, unique); error on malformed text. The one CPU-list parser.
 CpuList parse_cpu_list(std::string_view text);
 
 enum class ThreadPriority : uint8_t {

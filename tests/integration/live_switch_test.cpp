@@ -12,7 +12,7 @@
 
 #include "engine/control/engine.hpp"
 #include "engine/control/executor_factory.hpp"
-#include "engine/exec/thread_control.hpp"
+#include "engine/system/topology.hpp"
 #include "engine/initiator/initiator.hpp"
 
 namespace {
@@ -192,7 +192,7 @@ std::vector<control::ThreadingConfig> available_modes() {
 void expect_pinned(engine::Engine& eng) {
   for (const auto& t : eng.threads()) {
     if (t.cpus.empty()) continue;
-    EXPECT_EQ(exec::thread_cpus_allowed(t.tid), t.cpus) << t.name << " (tid " << t.tid << ")";
+    EXPECT_EQ(sys::thread_cpus_allowed(t.tid).cpus, t.cpus) << t.name << " (tid " << t.tid << ")";
   }
 }
 
@@ -248,7 +248,7 @@ TEST(ExecutionModels, LiveSwitchStressLosesNothing) {
       auto errs = rig.eng.set_threading(t);
       if (!errs.empty()) failures.push_back(t.mode + ": " + errs.front().path + ": " + errs.front().message);
       for (const auto& th : rig.eng.threads())
-        if (!th.cpus.empty() && exec::thread_cpus_allowed(th.tid) != th.cpus)
+        if (!th.cpus.empty() && sys::thread_cpus_allowed(th.tid).cpus != th.cpus)
           failures.push_back(th.name + " not pinned as configured after switching to " + t.mode);
       ++changes;
       std::this_thread::sleep_for(std::chrono::milliseconds(100 + rng() % 100));

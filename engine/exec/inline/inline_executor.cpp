@@ -1,10 +1,6 @@
 // Inline executor (see inline_executor.hpp).
 //
-// Slots and run state work as in the unbound executor (unbound_executor.cpp has the long
-// version): epoll events and run lists carry a type-stable Slot*, never a Task*, so an event
-// the notification thread took just before a worker retired or handed over the task is safe to
-// look at; the run state lives in the slot (unused → running → idle ⇄ running ⇄ pending →
-// unused) and whoever moves it idle → running owns the task until it moves it back.
+// Slots and run state: engine/exec/slot.hpp (shared with the unbound executor).
 //
 // The notification thread is the only waiter on the epoll set, so fds are registered
 // edge-triggered without EPOLLONESHOT: nothing to re-arm. An edge for a task a worker is
@@ -32,6 +28,7 @@
 #include <system_error>
 #include <thread>
 
+#include "engine/exec/slot.hpp"
 #include "engine/stats/counter.hpp"
 #include "engine/system/topology.hpp"
 
@@ -40,15 +37,16 @@ namespace inline_exec {
 
 namespace {
 
+using slots::claim;
+using slots::claim_idle;
+using slots::mark_ready;
+using slots::take_pending;
+
 constexpr int kMaxEvents = 64;  // events per notification wait
 constexpr unsigned kMaxConsecutivePasses = 8;
-constexpr unsigned kSlotsPerChunk = 256;
-constexpr unsigned kMaxChunks = 256;  // 65536 queues per executor
 constexpr unsigned kMaxThreads = 1024;
 constexpr uint32_t kTaskEvents = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
 constexpr uint64_t kFdIndexMask = 1;  // epoll tag = Slot* | index into task.fds()
-
-enum : uint8_t { kIdle = 0, kRunning = 1, kPending = 2, kUnused = 3 };
 
 [[noreturn]] void fatal(const char* what) {
   std::fprintf(stderr, "nvmetune inline executor: %s (errno %d)\n", what, errno);
@@ -59,17 +57,12 @@ std::system_error sys_error(const char* what) {
   return std::system_error(errno, std::generic_category(), what);
 }
 
-void mark_ready(Task& t, uint64_t ns) {
-  if (t.exec_ready_ns.load(std::memory_order_relaxed) == 0)
-    t.exec_ready_ns.store(ns, std::memory_order_relaxed);
-}
-
 thread_local const void* tl_executor = nullptr;  // the executor owning this thread
 
 }  // namespace
 
 struct alignas(64) Slot {
-  std::atomic<uint8_t> state{kUnused};
+  std::atomic<uint8_t> state{slots::unused};
   std::atomic<bool> release_requested{false};
   std::atomic<uint64_t> pending_ns{0};  // first readiness while running (0 = none)
   unsigned index = 0;    // in the SlotTable; task.exec_worker
@@ -79,106 +72,9 @@ struct alignas(64) Slot {
   std::function<void(Task&)> handover;  // guarded by _ctl_mu; set before release_requested
 };
 
-// Stable storage for slots (see unbound's SlotTable): find() is lock-free, the rest runs under
-// the executor's _ctl_mu.
-class SlotTable {
- public:
-  ~SlotTable() {
-    for (auto& chunk : _chunks) delete[] chunk.load(std::memory_order_relaxed);
-  }
-  Slot* find(int index) const {
-    if (index < 0 || unsigned(index) >= kSlotsPerChunk * kMaxChunks) return nullptr;
-    Slot* chunk = _chunks[unsigned(index) / kSlotsPerChunk].load(std::memory_order_acquire);
-    return chunk == nullptr ? nullptr : &chunk[unsigned(index) % kSlotsPerChunk];
-  }
-  Slot& allocate() {
-    if (!_free.empty()) {
-      Slot* s = _free.back();
-      _free.pop_back();
-      return *s;
-    }
-    const unsigned chunk = _size / kSlotsPerChunk;
-    if (chunk >= kMaxChunks) throw std::length_error("inline executor: too many queues");
-    if (_size % kSlotsPerChunk == 0) {
-      Slot* fresh = new Slot[kSlotsPerChunk];
-      for (unsigned i = 0; i < kSlotsPerChunk; ++i) fresh[i].index = _size + i;
-      _chunks[chunk].store(fresh, std::memory_order_release);
-    }
-    return *find(int(_size++));
-  }
-  void free(Slot& s) { _free.push_back(&s); }
+class SlotTable : public slots::SlotTable<Slot> {};
 
- private:
-  std::array<std::atomic<Slot*>, kMaxChunks> _chunks{};
-  std::vector<Slot*> _free;
-  unsigned _size = 0;
-};
-
-// Lock-free MPSC stack of slots (Treiber push, take_all by the consumer).
-class RunList {
- public:
-  // Returns true when the list was empty. seq_cst: the Dekker pair with the worker's sleep.
-  bool push(Slot& s) {
-    Slot* head = _head.load(std::memory_order_relaxed);
-    do {
-      s.next = head;
-    } while (!_head.compare_exchange_weak(head, &s, std::memory_order_seq_cst,
-                                          std::memory_order_relaxed));
-    return head == nullptr;
-  }
-  bool empty() const { return _head.load(std::memory_order_seq_cst) == nullptr; }
-  Slot* take_all() {  // oldest first
-    Slot* lifo = _head.exchange(nullptr, std::memory_order_seq_cst);
-    Slot* fifo = nullptr;
-    while (lifo != nullptr) {
-      Slot* next = lifo->next;
-      lifo->next = fifo;
-      fifo = lifo;
-      lifo = next;
-    }
-    return fifo;
-  }
-
- private:
-  std::atomic<Slot*> _head{nullptr};
-};
-
-namespace {
-
-// An event or a kick. True when the caller now owns the task (idle → running).
-bool claim(Slot& s) {
-  uint8_t st = s.state.load(std::memory_order_acquire);
-  for (;;) {
-    if (st == kIdle) {
-      if (s.state.compare_exchange_weak(st, kRunning, std::memory_order_acq_rel,
-                                        std::memory_order_acquire)) {
-        s.pending_ns.store(0, std::memory_order_relaxed);
-        mark_ready(*s.task, monotonic_ns());
-        return true;
-      }
-    } else if (st == kRunning) {
-      uint64_t none = 0;
-      s.pending_ns.compare_exchange_strong(none, monotonic_ns(), std::memory_order_relaxed);
-      if (s.state.compare_exchange_weak(st, kPending, std::memory_order_acq_rel,
-                                        std::memory_order_acquire))
-        return false;
-    } else {
-      return false;  // already pending, or a stale event for a detached task
-    }
-  }
-}
-
-bool claim_idle(Slot& s) {
-  uint8_t idle = kIdle;
-  return s.state.compare_exchange_strong(idle, kRunning, std::memory_order_seq_cst);
-}
-
-void take_pending(Slot& s, Task& t) {
-  const uint64_t ns = s.pending_ns.exchange(0, std::memory_order_relaxed);
-  mark_ready(t, ns != 0 ? ns : monotonic_ns());
-}
-
-}  // namespace
+class RunList : public slots::RunList<Slot> {};
 
 struct alignas(64) ThreadCounters {
   stats::Counter io_work_passes;
@@ -330,12 +226,12 @@ void Notifier::run_inline(Slot& s) {
   _counters.count_pass(t);
   if (p == Progress::closed) return _ex.retire_closed(s);
   if (s.release_requested.load(std::memory_order_acquire)) return _ex.honour_release(s);
-  const uint8_t prev = s.state.exchange(kRunning, std::memory_order_acq_rel);
-  if (prev == kPending) take_pending(s, t);
+  const uint8_t prev = s.state.exchange(slots::running, std::memory_order_acq_rel);
+  if (prev == slots::pending) take_pending(s, t);
   if (p == Progress::more) mark_ready(t, monotonic_ns());
-  if (p == Progress::idle && prev != kPending) {
-    uint8_t running = kRunning;
-    if (s.state.compare_exchange_strong(running, kIdle, std::memory_order_seq_cst)) {
+  if (p == Progress::idle && prev != slots::pending) {
+    uint8_t running = slots::running;
+    if (s.state.compare_exchange_strong(running, slots::idle, std::memory_order_seq_cst)) {
       // No longer ours; a release that raced in is honoured by whoever claims next.
       if (s.release_requested.load(std::memory_order_seq_cst) && claim_idle(s))
         _ex.honour_release(s);
@@ -382,16 +278,16 @@ void Worker::run_owned(Slot& s) {
     _counters.count_pass(t);
     if (p == Progress::closed) return _ex.retire_closed(s);
     if (s.release_requested.load(std::memory_order_acquire)) return _ex.honour_release(s);
-    const uint8_t prev = s.state.exchange(kRunning, std::memory_order_acq_rel);
-    if (prev == kPending) take_pending(s, t);
+    const uint8_t prev = s.state.exchange(slots::running, std::memory_order_acq_rel);
+    if (prev == slots::pending) take_pending(s, t);
     if (p == Progress::more) mark_ready(t, monotonic_ns());
-    if (p == Progress::more || prev == kPending) {
+    if (p == Progress::more || prev == slots::pending) {
       if (pass < kMaxConsecutivePasses) continue;
       _ex.defer(s);  // to the back of its worker's list (this one, or the slot's if reused)
       return;
     }
-    uint8_t running = kRunning;
-    if (s.state.compare_exchange_strong(running, kIdle, std::memory_order_seq_cst)) {
+    uint8_t running = slots::running;
+    if (s.state.compare_exchange_strong(running, slots::idle, std::memory_order_seq_cst)) {
       if (s.release_requested.load(std::memory_order_seq_cst) && claim_idle(s))
         _ex.honour_release(s);
       return;
@@ -527,7 +423,7 @@ void InlineExecutor::attach(Task& task) {
   s.release_requested.store(false, std::memory_order_relaxed);
   task.exec_worker = int(s.index);
   _attached.push_back(&task);
-  s.state.store(inline_exec::kRunning, std::memory_order_release);  // ours: it runs once
+  s.state.store(slots::running, std::memory_order_release);  // ours: it runs once
   const auto fds = task.fds();
   for (unsigned i = 0; i < fds.size(); ++i)
     if (fds[i] >= 0) watch(s, i, fds[i]);
@@ -545,8 +441,8 @@ void InlineExecutor::watch_fd(Task& task, int fd) {
   Slot& s = slot_of(task);
   const auto fds = task.fds();
   watch(s, fds[0] == fd ? 0 : 1, fd);
-  uint8_t running = inline_exec::kRunning;  // run once more: an edge may have passed already
-  s.state.compare_exchange_strong(running, inline_exec::kPending, std::memory_order_acq_rel);
+  uint8_t running = slots::running;  // run once more: an edge may have passed already
+  s.state.compare_exchange_strong(running, slots::pending, std::memory_order_acq_rel);
 }
 
 bool InlineExecutor::detach(Slot& s, Task& task, std::function<void(Task&)>* handover) {
@@ -557,7 +453,7 @@ bool InlineExecutor::detach(Slot& s, Task& task, std::function<void(Task&)>* han
   s.handover = nullptr;
   s.release_requested.store(false, std::memory_order_relaxed);
   s.task = nullptr;
-  s.state.store(inline_exec::kUnused, std::memory_order_release);
+  s.state.store(slots::unused, std::memory_order_release);
   _slots->free(s);
   return attached;
 }
@@ -612,7 +508,7 @@ void InlineExecutor::stop() {
       Slot& s = slot_of(*t);
       s.handover = nullptr;  // a release still pending is dropped: the task retires here
       s.task = nullptr;
-      s.state.store(inline_exec::kUnused, std::memory_order_relaxed);
+      s.state.store(slots::unused, std::memory_order_relaxed);
     }
   }
   for (Task* t : tasks) t->retire();

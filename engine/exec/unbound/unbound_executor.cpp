@@ -1,18 +1,8 @@
 // Unbound executor (see unbound_executor.hpp).
 //
-// Slots. Events and run lists never carry a Task*: they carry a Slot*, the executor's record of
-// one attachment. Slots are type-stable (allocated in chunks, recycled, freed with the
-// executor), so an event a worker took just before another worker retired or handed over the
-// task is still safe to look at: its claim fails (slot unused) or, when the slot was reused,
-// wins one harmless extra pass of the new task. This is why the run state lives in the slot and
-// not in task.exec_run_state, which a stale event could otherwise change after the task moved
-// to another executor or was freed. task.exec_worker holds the slot index.
-//
-// Run state (Slot::state). attach: unused → running. Whoever moves idle → running (an event,
-// schedule(), release()) owns the task: it alone runs io_work, detaches or hands it over, until
-// it moves the state back to idle. Anyone finding it running moves it to pending; the owner's
-// exchange(running) after each pass consumes that and runs again. After kMaxConsecutivePasses
-// the owner pushes the slot back on the pod's run list (still running) so others get a turn.
+// Slots and run state: engine/exec/slot.hpp (shared with the inline executor). task.exec_worker
+// holds the slot index. After kMaxConsecutivePasses the owner pushes the slot back on the pod's
+// run list (still running) so others get a turn.
 //
 // Readiness. A pod with one worker registers fds edge-triggered (nobody else could take an
 // event). A pod with several workers registers them EPOLLONESHOT, so a running task's fds wake
@@ -48,6 +38,7 @@
 #include <system_error>
 #include <thread>
 
+#include "engine/exec/slot.hpp"
 #include "engine/stats/counter.hpp"
 
 namespace exec {
@@ -55,17 +46,18 @@ namespace unbound {
 
 namespace {
 
+using slots::claim;
+using slots::claim_idle;
+using slots::mark_ready;
+using slots::take_pending;
+
 constexpr int kEventsPerWaitAlone = 32;   // the only worker of its pod takes many at once
 constexpr int kEventsPerWaitShared = 4;   // leave the rest to idle siblings
 constexpr unsigned kMaxConsecutivePasses = 8;
-constexpr unsigned kSlotsPerChunk = 256;
-constexpr unsigned kMaxChunks = 256;      // 65536 queues per executor
 constexpr unsigned kMaxThreads = 1024;
 constexpr uint32_t kEdgeEvents = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
 constexpr uint32_t kOneshotEvents = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT;
 constexpr uint64_t kFdIndexMask = 1;      // epoll tag = Slot* | index into task.fds()
-
-enum : uint8_t { kIdle = 0, kRunning = 1, kPending = 2, kUnused = 3 };
 
 [[noreturn]] void fatal(const char* what) {
   std::fprintf(stderr, "nvmetune unbound executor: %s (errno %d)\n", what, errno);
@@ -76,16 +68,10 @@ std::system_error sys_error(const char* what) {
   return std::system_error(errno, std::generic_category(), what);
 }
 
-// The queue clears exec_ready_ns when a pass starts; the first readiness after that counts.
-void mark_ready(Task& t, uint64_t ns) {
-  if (t.exec_ready_ns.load(std::memory_order_relaxed) == 0)
-    t.exec_ready_ns.store(ns, std::memory_order_relaxed);
-}
-
 }  // namespace
 
 struct alignas(64) Slot {
-  std::atomic<uint8_t> state{kUnused};
+  std::atomic<uint8_t> state{slots::unused};
   std::atomic<uint8_t> disarmed{0};  // oneshot pods: bit i = fds()[i] fired, needs a re-arm
   std::atomic<bool> release_requested{false};
   std::atomic<uint64_t> pending_ns{0};  // first readiness while running (0 = none)
@@ -97,109 +83,11 @@ struct alignas(64) Slot {
   std::function<void(Task&)> handover;  // guarded by _ctl_mu; set before release_requested
 };
 
-// Stable storage for slots: chunks are allocated on attach and freed with the executor, so a
-// slot pointer or index stays valid for the executor's lifetime. find() is lock-free.
-class SlotTable {
- public:
-  ~SlotTable() {
-    for (auto& chunk : _chunks) delete[] chunk.load(std::memory_order_relaxed);
-  }
-  Slot* find(int index) const {
-    if (index < 0 || unsigned(index) >= kSlotsPerChunk * kMaxChunks) return nullptr;
-    Slot* chunk = _chunks[unsigned(index) / kSlotsPerChunk].load(std::memory_order_acquire);
-    return chunk == nullptr ? nullptr : &chunk[unsigned(index) % kSlotsPerChunk];
-  }
-  // Control path, caller holds the executor's _ctl_mu. Throws std::length_error when full.
-  Slot& allocate() {
-    if (!_free.empty()) {
-      Slot* s = _free.back();
-      _free.pop_back();
-      return *s;
-    }
-    const unsigned chunk = _size / kSlotsPerChunk;
-    if (chunk >= kMaxChunks) throw std::length_error("unbound executor: too many queues");
-    if (_size % kSlotsPerChunk == 0) {
-      Slot* fresh = new Slot[kSlotsPerChunk];
-      for (unsigned i = 0; i < kSlotsPerChunk; ++i) fresh[i].index = _size + i;
-      _chunks[chunk].store(fresh, std::memory_order_release);
-    }
-    return *find(int(_size++));
-  }
-  void free(Slot& s) { _free.push_back(&s); }  // caller holds _ctl_mu
+class SlotTable : public slots::SlotTable<Slot> {};
 
- private:
-  std::array<std::atomic<Slot*>, kMaxChunks> _chunks{};
-  std::vector<Slot*> _free;
-  unsigned _size = 0;
-};
-
-// Lock-free stack of slots: push from any thread, take_all from any thread.
-class RunList {
- public:
-  // Returns true when the list was empty: that pusher is the one to wake a worker.
-  bool push(Slot& s) {
-    Slot* head = _head.load(std::memory_order_relaxed);
-    do {
-      s.next = head;
-    } while (!_head.compare_exchange_weak(head, &s, std::memory_order_release,
-                                          std::memory_order_relaxed));
-    return head == nullptr;
-  }
-  bool empty() const { return _head.load(std::memory_order_relaxed) == nullptr; }
-  // Every slot, oldest first, linked through next.
-  Slot* take_all() {
-    Slot* lifo = _head.exchange(nullptr, std::memory_order_acquire);
-    Slot* fifo = nullptr;
-    while (lifo != nullptr) {
-      Slot* next = lifo->next;
-      lifo->next = fifo;
-      fifo = lifo;
-      lifo = next;
-    }
-    return fifo;
-  }
-
- private:
-  std::atomic<Slot*> _head{nullptr};
-};
+class RunList : public slots::RunList<Slot> {};
 
 namespace {
-
-// An event or a kick for s. Returns true when the caller now owns the task (idle → running) and
-// must run it; false when the owner was asked to run again or the slot is not attached.
-bool claim(Slot& s) {
-  uint8_t st = s.state.load(std::memory_order_acquire);
-  for (;;) {
-    if (st == kIdle) {
-      if (s.state.compare_exchange_weak(st, kRunning, std::memory_order_acq_rel,
-                                        std::memory_order_acquire)) {
-        s.pending_ns.store(0, std::memory_order_relaxed);
-        mark_ready(*s.task, monotonic_ns());
-        return true;
-      }
-    } else if (st == kRunning) {
-      uint64_t none = 0;
-      s.pending_ns.compare_exchange_strong(none, monotonic_ns(), std::memory_order_relaxed);
-      if (s.state.compare_exchange_weak(st, kPending, std::memory_order_acq_rel,
-                                        std::memory_order_acquire))
-        return false;
-    } else {
-      return false;  // already pending, or a stale event for a detached task
-    }
-  }
-}
-
-// For release(): only an idle task can be taken; a running one is released by its owner.
-bool claim_idle(Slot& s) {
-  uint8_t idle = kIdle;
-  return s.state.compare_exchange_strong(idle, kRunning, std::memory_order_seq_cst);
-}
-
-// The owner consumed a pending mark: its time is when the task became ready again.
-void take_pending(Slot& s, Task& t) {
-  const uint64_t ns = s.pending_ns.exchange(0, std::memory_order_relaxed);
-  mark_ready(t, ns != 0 ? ns : monotonic_ns());
-}
 
 thread_local const void* tl_pod = nullptr;        // the Pod whose worker this thread is
 thread_local const void* tl_executor = nullptr;   // the executor owning this worker thread
@@ -430,10 +318,10 @@ void Worker::run_owned(Slot& s) {
     (t.exec_did_work ? _counters.busy_passes : _counters.idle_passes).add();
     if (p == Progress::closed) return _ex.retire_closed(s);
     if (s.release_requested.load(std::memory_order_acquire)) return _ex.honour_release(s);
-    const uint8_t prev = s.state.exchange(kRunning, std::memory_order_acq_rel);
-    if (prev == kPending) take_pending(s, t);
+    const uint8_t prev = s.state.exchange(slots::running, std::memory_order_acq_rel);
+    if (prev == slots::pending) take_pending(s, t);
     if (p == Progress::more) mark_ready(t, monotonic_ns());
-    if (p == Progress::more || prev == kPending) {
+    if (p == Progress::more || prev == slots::pending) {
       if (pass < kMaxConsecutivePasses) continue;
       _ex._pods[s.pod]->push(s);  // still owned: whoever takes it next runs it
       return;
@@ -446,8 +334,8 @@ void Worker::run_owned(Slot& s) {
 // Re-arms and leaves s idle; false when it turned pending meanwhile (the caller runs again).
 bool Worker::go_idle(Slot& s, Task& t) {
   _ex._pods[s.pod]->rearm(s, t);
-  uint8_t running = kRunning;
-  if (!s.state.compare_exchange_strong(running, kIdle, std::memory_order_seq_cst)) return false;
+  uint8_t running = slots::running;
+  if (!s.state.compare_exchange_strong(running, slots::idle, std::memory_order_seq_cst)) return false;
   // The task is no longer ours: only the slot may be looked at. A release that raced with the
   // exchange above is honoured by whoever claims the slot next, here if nobody else does.
   if (s.release_requested.load(std::memory_order_seq_cst) && claim_idle(s)) _ex.honour_release(s);
@@ -582,7 +470,7 @@ void UnboundExecutor::attach(Task& task) {
   s.armed_out = 0;
   task.exec_worker = int(s.index);
   _attached.push_back(&task);
-  s.state.store(unbound::kRunning, std::memory_order_release);  // ours: it runs once
+  s.state.store(slots::running, std::memory_order_release);  // ours: it runs once
   unbound::Pod& pod = *_pods[s.pod];
   pod.watch_all(s, task);
   unbound::mark_ready(task, monotonic_ns());
@@ -602,8 +490,8 @@ void UnboundExecutor::watch_fd(Task& task, int fd) {
   const unsigned index = fds[0] == fd ? 0 : 1;
   _pods[s.pod]->watch(s, index, fd);
   // Run once more: the fd may have been signalled before it was watched.
-  uint8_t running = unbound::kRunning;
-  s.state.compare_exchange_strong(running, unbound::kPending, std::memory_order_acq_rel);
+  uint8_t running = slots::running;
+  s.state.compare_exchange_strong(running, slots::pending, std::memory_order_acq_rel);
 }
 
 // Owner only. Removes the task from its pod's epoll set and from _attached and frees the slot.
@@ -616,7 +504,7 @@ bool UnboundExecutor::detach(Slot& s, Task& task, std::function<void(Task&)>* ha
   s.handover = nullptr;
   s.release_requested.store(false, std::memory_order_relaxed);
   s.task = nullptr;
-  s.state.store(unbound::kUnused, std::memory_order_release);
+  s.state.store(slots::unused, std::memory_order_release);
   _slots->free(s);
   return attached;
 }
@@ -674,7 +562,7 @@ void UnboundExecutor::stop() {
       Slot& s = slot_of(*t);
       s.handover = nullptr;  // a release still pending is dropped: the task retires here
       s.task = nullptr;
-      s.state.store(unbound::kUnused, std::memory_order_relaxed);
+      s.state.store(slots::unused, std::memory_order_relaxed);
     }
   }
   for (Task* t : tasks) t->retire();
