@@ -37,7 +37,6 @@ struct Request {
   uint32_t step = 0;        // multi-step commands (DSM ranges, Compare)
   uint64_t step_offset = 0; // bytes of the current step already done
   uint64_t start_ns = 0;    // when the capsule was complete, for command latency
-  bool parked = false;      // an Asynchronous Event Request waiting for an event
 };
 
 }  // namespace core

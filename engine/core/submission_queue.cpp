@@ -52,7 +52,6 @@ nvme::Status SubmissionQueue::prepare(Request& req) {
   req.response_len = 0;
   req.step = 0;
   req.step_offset = 0;
-  req.parked = false;
   req.ns = nullptr;
   req.cqe = nvme::Cqe{};
   if (req.sqe.fuse() != 0) return nvme::status::invalid_field.at(1);
@@ -106,17 +105,10 @@ bool SubmissionQueue::park_aer(Request& req) {
   for (auto& slot : _aers) {
     if (!slot) {
       slot = &req;
-      req.parked = true;
       return true;
     }
   }
   return false;
-}
-
-unsigned SubmissionQueue::parked() const {
-  unsigned n = 0;
-  for (auto* r : _aers) n += r != nullptr;
-  return n;
 }
 
 bool SubmissionQueue::poll_events() {
@@ -138,7 +130,6 @@ bool SubmissionQueue::poll_events() {
     if (!(_ctrl->async_event_config() & 0x100)) {
       // Host disabled namespace attribute notices: drop the event.
     } else if (aer) {
-      aer->parked = false;
       aer->cqe.dw0 = nvme::aen_notice_ns_changed;
       complete(*aer, nvme::status::success);
     } else {

@@ -58,8 +58,6 @@ class SubmissionQueue {
   // Called on every io_work pass: delivers pending events to parked AERs. Returns true when
   // the controller died (KATO, shutdown of the association) and the queue must close.
   bool poll_events();
-  // Commands still owned by core (parked AERs): the transport must not free them.
-  unsigned parked() const;
 
   // Used by the Connect handler.
   void bind(std::shared_ptr<Controller> ctrl, uint16_t qid, uint16_t sqsize, bool sqflow_disabled);

@@ -53,8 +53,6 @@ class Task {
   // CLOCK_MONOTONIC ns when the task last became ready (event, kick or requeue); the queue
   // turns "now - exec_ready_ns" at io_work start into its queue-wait histogram (our wqlat).
   std::atomic<uint64_t> exec_ready_ns{0};
-  // Unbound/inline models: who may run io_work now (0 idle, 1 running, 2 running + pending).
-  std::atomic<uint8_t> exec_run_state{0};
   // Set by io_work: whether the pass moved anything (busy-polling executors sleep after a
   // period of passes that did not).
   bool exec_did_work = false;

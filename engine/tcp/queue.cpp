@@ -55,17 +55,11 @@ TcpQueue::TcpQueue(int fd, std::string peer, core::Target& target, exec::Executo
     c.req.buf_cap = _slab.base ? limits.mdts_bytes : 0;
     _free.push_back(static_cast<uint16_t>(i));
   }
-  _state_count[static_cast<size_t>(CmdState::free)] = limits.queue_depth;
   _tx.resize(2 * size_t{limits.queue_depth} + 4);
 }
 
 TcpQueue::~TcpQueue() {
   if (_fd >= 0) ::close(_fd);
-}
-
-size_t TcpQueue::reserved_bytes() const {
-  return sizeof(*this) + sizeof(Command) * _limits.queue_depth + rx_buffer_size +
-         sizeof(TxItem) * _tx.size() + _slab.len;
 }
 
 uint32_t TcpQueue::in_capsule_size() const {
@@ -89,8 +83,6 @@ void TcpQueue::free_command(Command& c) {
 }
 
 void TcpQueue::set_state(Command& c, CmdState s) {
-  --_state_count[static_cast<size_t>(c.state)];
-  ++_state_count[static_cast<size_t>(s)];
   c.state = s;
 }
 

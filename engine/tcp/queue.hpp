@@ -61,7 +61,7 @@ class LiveBudgets {
 inline constexpr uint32_t admin_icd_size = 8192;  // NVME_TCP_ADMIN_CCSZ: Connect and friends
 
 // Per-command state on the wire, changed only through TcpQueue::set_state.
-enum class CmdState : uint8_t { free, recv_icd, wait_h2c, executing, sending, count_ };
+enum class CmdState : uint8_t { free, recv_icd, wait_h2c, executing, sending };
 
 // Transport-only counters; PDUs, commands and latencies live in the stats::QueueStats block.
 struct QueueCounters {
@@ -102,8 +102,6 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   void set_executor(exec::Executor& e);
   // Called by the owner after retire(); the owner deletes the queue.
   void set_retire_hook(std::function<void(TcpQueue*)> hook) { _retire_hook = std::move(hook); }
-  // Bytes this queue reserved (slots, buffers): stated in docs, checked in tests.
-  size_t reserved_bytes() const;
 
  private:
   struct Command;
@@ -182,7 +180,6 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   bool _ring_watched = false;
   std::function<void(TcpQueue*)> _retire_hook;
   QueueCounters _counters;
-  std::array<uint64_t, static_cast<size_t>(CmdState::count_)> _state_count{};
 
   // Command slots (the Io inside each is what in-flight backend operations point at).
   std::unique_ptr<Command[]> _cmds;

@@ -415,7 +415,6 @@ void InlineExecutor::attach(Task& task) {
     return;
   }
   task.exec_scheduled.store(false, std::memory_order_relaxed);
-  task.exec_run_state.store(0, std::memory_order_relaxed);
   Slot& s = _slots->allocate();
   s.task = &task;
   s.worker = pick_worker(task);

@@ -460,7 +460,6 @@ void UnboundExecutor::attach(Task& task) {
     return;
   }
   task.exec_scheduled.store(false, std::memory_order_relaxed);
-  task.exec_run_state.store(0, std::memory_order_relaxed);
   Slot& s = _slots->allocate();
   s.task = &task;
   s.pod = pick_pod(task);
