@@ -3,9 +3,12 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <exception>
 
 #include "engine/control/config_json.hpp"
 #include "engine/exec/event/event_executor.hpp"
+#include "engine/exec/inline/inline_executor.hpp"
+#include "engine/exec/unbound/unbound_executor.hpp"
 
 namespace control {
 namespace {
@@ -42,6 +45,25 @@ exec::EventExecutorConfig poll_config(const ThreadingConfig& t) {
   c.priority = priority_of(t.priority);
   c.mode = "poll";
   c.thread_prefix = "nvmt-poll";
+  return c;
+}
+
+// unbound: a pool over the mask, split into affinity pods of the real topology.
+exec::UnboundConfig unbound_config(const ThreadingConfig& t) {
+  exec::UnboundConfig c;
+  c.threads = t.threads;
+  c.cpus = mask_of(t);
+  c.scope = sys::parse_affinity_scope(t.affinity_scope).value_or(sys::AffinityScope::cache);
+  c.strict = t.strict;
+  return c;
+}
+
+// inline: the notification thread runs the first inline_budget PDUs, deferred workers the rest.
+exec::InlineConfig inline_config(const ThreadingConfig& t) {
+  exec::InlineConfig c;
+  c.threads = t.threads;
+  c.cpus = mask_of(t);
+  c.inline_budget = t.inline_budget;
   return c;
 }
 
@@ -83,6 +105,13 @@ std::vector<ConfigError> check_threading(const ThreadingConfig& t, const std::st
       }
     }
   }
+  if (t.mode == "unbound") {
+    if (std::string e = exec::UnboundExecutor::check(unbound_config(t)); !e.empty())
+      errs.push_back({path + ".cpumask", e});
+  } else if (t.mode == "inline") {
+    if (std::string e = exec::InlineExecutor::check(inline_config(t)); !e.empty())
+      errs.push_back({path + ".cpumask", e});
+  }
   if (t.io_mechanism != "epoll")
     errs.push_back({path + ".io_mechanism", "\"" + t.io_mechanism + "\" is not available in this build (epoll)"});
   return errs;
@@ -94,6 +123,23 @@ std::unique_ptr<exec::Executor> make_executor(const ThreadingConfig& t, std::str
     auto cfg = t.mode == "bound" ? bound_config(t) : poll_config(t);
     cfg.registry = registry;
     return std::make_unique<exec::EventExecutor>(cfg);
+  }
+  // Their constructors check the mask against the topology and start pinned threads; a
+  // refusal there is a refusal of the change, reported as the executor words it.
+  try {
+    if (t.mode == "unbound") {
+      auto cfg = unbound_config(t);
+      cfg.registry = registry;
+      return exec::make_unbound_executor(cfg);
+    }
+    if (t.mode == "inline") {
+      auto cfg = inline_config(t);
+      cfg.registry = registry;
+      return exec::make_inline_executor(cfg);
+    }
+  } catch (const std::exception& e) {
+    error = e.what();
+    return nullptr;
   }
   error = "execution mode \"" + t.mode + "\" is not available in this build";
   return nullptr;

@@ -180,11 +180,12 @@ control::ThreadingConfig mode(const std::string& m, std::vector<unsigned> cpus =
   return t;
 }
 
-std::vector<control::ThreadingConfig> available_modes() {
+std::vector<control::ThreadingConfig> all_modes() {
   std::vector<control::ThreadingConfig> out;
   for (const char* m : {"bound", "unbound", "poll", "inline"}) {
     std::string err;
     if (control::make_executor(mode(m), err)) out.push_back(mode(m));
+    else ADD_FAILURE() << "execution model " << m << " cannot be built: " << err;
   }
   return out;
 }
@@ -204,7 +205,7 @@ uint64_t thread_cpu_ns(int tid) {
 }
 
 TEST(ExecutionModels, EachModeServesWriteVerifyFromSeveralQueues) {
-  for (const auto& m : available_modes()) {
+  for (const auto& m : all_modes()) {
     SCOPED_TRACE(m.mode);
     Rig rig;
     rig.eng.set_log_sink([](engine::LogLevel, std::string_view) {});
@@ -224,7 +225,7 @@ TEST(ExecutionModels, EachModeServesWriteVerifyFromSeveralQueues) {
 }
 
 TEST(ExecutionModels, LiveSwitchStressLosesNothing) {
-  const auto modes = available_modes();
+  const auto modes = all_modes();
   ASSERT_GE(modes.size(), 2u) << "need two execution models to switch between";
   const auto cpus = control::allowed_cpus();
   Rig rig;
@@ -244,7 +245,13 @@ TEST(ExecutionModels, LiveSwitchStressLosesNothing) {
         for (unsigned c : cpus)
           if (rng() % 2) t.cpus.push_back(c);
       }
-      if (t.mode == "poll" || t.mode == "unbound") t.threads = 1 + rng() % 2;
+      if (t.mode != "bound") t.threads = 1 + rng() % 2;
+      if (t.mode == "unbound") {
+        static constexpr const char* scopes[] = {"cpu", "smt", "cache", "numa", "system"};
+        t.affinity_scope = scopes[rng() % 5];
+        t.strict = rng() % 2;
+      }
+      if (t.mode == "inline") t.inline_budget = 1 + rng() % 16;
       auto errs = rig.eng.set_threading(t);
       if (!errs.empty()) failures.push_back(t.mode + ": " + errs.front().path + ": " + errs.front().message);
       for (const auto& th : rig.eng.threads())

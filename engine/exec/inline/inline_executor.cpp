@@ -29,7 +29,7 @@
 #include <thread>
 
 #include "engine/exec/slot.hpp"
-#include "engine/stats/counter.hpp"
+#include "engine/stats/registry.hpp"
 #include "engine/system/topology.hpp"
 
 namespace exec {
@@ -76,11 +76,9 @@ class SlotTable : public slots::SlotTable<Slot> {};
 
 class RunList : public slots::RunList<Slot> {};
 
-struct alignas(64) ThreadCounters {
-  stats::Counter io_work_passes;
-  stats::Counter busy_passes;
-  stats::Counter idle_passes;
-  stats::Counter wakeups;
+// The sampler's per-thread block plus what only this model counts.
+struct ThreadCounters : stats::WorkerStats {
+  using stats::WorkerStats::WorkerStats;
   stats::Counter deferrals;  // notification thread only
 
   ExecStats get() const {
@@ -95,8 +93,10 @@ struct alignas(64) ThreadCounters {
 // What the notification thread and the workers share: a named, pinned thread.
 class PinnedThread {
  public:
-  PinnedThread(std::string name, std::string role, std::vector<unsigned> cpus)
-      : _name(std::move(name)), _role(std::move(role)), _cpus(std::move(cpus)) {}
+  PinnedThread(unsigned index, std::string name, std::string role, std::vector<unsigned> cpus,
+               stats::Registry* registry)
+      : _counters(index, name), _name(std::move(name)), _role(std::move(role)), _cpus(std::move(cpus)),
+        _registry(registry) {}
   virtual ~PinnedThread() { join(); }
   PinnedThread(const PinnedThread&) = delete;
   PinnedThread& operator=(const PinnedThread&) = delete;
@@ -108,8 +108,12 @@ class PinnedThread {
       _tid.store(sys::current_tid(), std::memory_order_release);
       _pin_error = sys::pin_current_thread(_cpus);
       const bool ok = _pin_error.empty();
+      _counters.set_cpus_allowed(_cpus);
+      _counters.tid.store(_tid.load(std::memory_order_relaxed));
+      if (ok && _registry) _registry->add_worker(&_counters);
       started.count_down();
       if (ok) loop();
+      if (ok && _registry) _registry->remove_worker(&_counters);
     });
   }
   void join() {
@@ -117,9 +121,8 @@ class PinnedThread {
   }
   const std::string& pin_error() const { return _pin_error; }  // after the start latch
   Executor::ThreadInfo info() const {
-    const int tid = _tid.load(std::memory_order_acquire);
-    sys::CpuList live = sys::thread_affinity(tid);
-    return {tid, _name, _role, live.error.empty() ? live.cpus : _cpus};
+    // The affinity asked for, not the kernel's: callers compare the two to check pinning.
+    return {_tid.load(std::memory_order_acquire), _name, _role, _cpus};
   }
   ExecStats stats() const { return _counters.get(); }
 
@@ -133,13 +136,14 @@ class PinnedThread {
   const std::vector<unsigned> _cpus;
   std::atomic<int> _tid{0};
   std::string _pin_error;
+  stats::Registry* _registry;
   std::thread _thread;
 };
 
 class Notifier final : public PinnedThread {
  public:
-  Notifier(InlineExecutor& ex, std::vector<unsigned> cpus)
-      : PinnedThread("nvmt-notify", "notify", std::move(cpus)), _ex(ex) {
+  Notifier(InlineExecutor& ex, std::vector<unsigned> cpus, stats::Registry* registry)
+      : PinnedThread(0, "nvmt-notify", "notify", std::move(cpus), registry), _ex(ex) {
     _evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (_evfd < 0) throw sys_error("eventfd");
     epoll_event ev{};
@@ -171,8 +175,9 @@ class Notifier final : public PinnedThread {
 
 class Worker final : public PinnedThread {
  public:
-  Worker(InlineExecutor& ex, std::string name, std::vector<unsigned> cpus)
-      : PinnedThread(std::move(name), "deferred", std::move(cpus)), _ex(ex) {
+  Worker(InlineExecutor& ex, unsigned index, std::string name, std::vector<unsigned> cpus,
+         stats::Registry* registry)
+      : PinnedThread(index, std::move(name), "deferred", std::move(cpus), registry), _ex(ex) {
     _evfd = eventfd(0, EFD_CLOEXEC);  // blocking: the worker sleeps in read()
     if (_evfd < 0) throw sys_error("eventfd");
   }
@@ -328,15 +333,15 @@ InlineExecutor::InlineExecutor(const InlineConfig& cfg)
   _epfd = epoll_create1(EPOLL_CLOEXEC);
   if (_epfd < 0) throw inline_exec::sys_error("epoll_create1");
   try {
-    _notifier = std::make_unique<inline_exec::Notifier>(*this, _mask);
+    _notifier = std::make_unique<inline_exec::Notifier>(*this, _mask, cfg.registry);
     const unsigned n = cfg.threads != 0 ? cfg.threads : unsigned(_mask.size());
     _worker_of_cpu.assign(_mask.back() + 1, -1);
     for (unsigned i = 0; i < n; ++i) {
       const unsigned cpu = _mask[i % _mask.size()];
       if (_worker_of_cpu[cpu] < 0) _worker_of_cpu[cpu] = int(i);
       _workers.push_back(
-          std::make_unique<inline_exec::Worker>(*this, "nvmt-inl/" + std::to_string(i),
-                                                std::vector<unsigned>{cpu}));
+          std::make_unique<inline_exec::Worker>(*this, i + 1, "nvmt-inl/" + std::to_string(i),
+                                                std::vector<unsigned>{cpu}, cfg.registry));
     }
     start_threads();
   } catch (...) {

@@ -25,6 +25,7 @@ struct InlineConfig {
   unsigned threads = 0;        // deferred workers; 0 = one per CPU of cpus
   std::vector<unsigned> cpus;  // mask; empty = every online CPU
   unsigned inline_budget = 8;  // PDUs the notification thread handles per readiness
+  stats::Registry* registry = nullptr;  // where the threads publish their statistics
 };
 
 namespace inline_exec {

@@ -39,7 +39,7 @@
 #include <thread>
 
 #include "engine/exec/slot.hpp"
-#include "engine/stats/counter.hpp"
+#include "engine/stats/registry.hpp"
 
 namespace exec {
 namespace unbound {
@@ -94,22 +94,14 @@ thread_local const void* tl_executor = nullptr;   // the executor owning this wo
 
 }  // namespace
 
-// Written only by the worker thread, read by anyone.
-struct alignas(64) WorkerCounters {
-  stats::Counter io_work_passes;
-  stats::Counter busy_passes;
-  stats::Counter idle_passes;
-  stats::Counter wakeups;
-};
-
 class Pod;
 
 class Worker {
  public:
-  Worker(UnboundExecutor& ex, Pod& pod, std::string name, std::vector<unsigned> start_cpus,
-         std::vector<unsigned> cpus)
+  Worker(UnboundExecutor& ex, Pod& pod, unsigned index, std::string name, std::vector<unsigned> start_cpus,
+         std::vector<unsigned> cpus, stats::Registry* registry)
       : _ex(ex), _pod(pod), _name(std::move(name)), _start_cpus(std::move(start_cpus)),
-        _cpus(std::move(cpus)) {
+        _cpus(std::move(cpus)), _counters(index, _name), _registry(registry) {
     _batch.reserve(kEventsPerWaitAlone);
   }
   ~Worker() { join(); }
@@ -123,9 +115,8 @@ class Worker {
   // Valid once the worker counted down the start latch.
   const std::string& pin_error() const { return _pin_error; }
   Executor::ThreadInfo info() const {
-    const int tid = _tid.load(std::memory_order_acquire);
-    sys::CpuList live = sys::thread_affinity(tid);
-    return {tid, _name, "worker", live.error.empty() ? live.cpus : _cpus};
+    // The affinity asked for, not the kernel's: callers compare the two to check pinning.
+    return {_tid.load(std::memory_order_acquire), _name, "worker", _cpus};
   }
   ExecStats stats() const {
     return {_counters.io_work_passes.get(), _counters.wakeups.get(), _counters.busy_passes.get(),
@@ -148,7 +139,8 @@ class Worker {
   std::string _pin_error;
   std::vector<Slot*> _batch;  // worker thread only: slots claimed from this wait's events
   std::thread _thread;
-  WorkerCounters _counters;
+  stats::WorkerStats _counters;  // written by this worker only; read by the sampler
+  stats::Registry* _registry;
 };
 
 class Pod {
@@ -272,8 +264,12 @@ void Worker::run(std::latch& started) {
   _pin_error = sys::pin_current_thread(_start_cpus);
   if (_pin_error.empty() && _cpus != _start_cpus) _pin_error = sys::pin_current_thread(_cpus);
   const bool ok = _pin_error.empty();
+  _counters.set_cpus_allowed(_cpus);
+  _counters.tid.store(_tid.load(std::memory_order_relaxed));
+  if (ok && _registry) _registry->add_worker(&_counters);
   started.count_down();
   if (ok) loop();
+  if (ok && _registry) _registry->remove_worker(&_counters);
   // Pass the stop on to the next worker blocked on this pod's epoll set.
   _pod.wake();
 }
@@ -404,12 +400,13 @@ UnboundExecutor::UnboundExecutor(const UnboundConfig& cfg)
   _pod_of_cpu.assign(mask.back() + 1, -1);
   for (size_t p = 0; p < _pod_cpus.size(); ++p)
     for (unsigned cpu : _pod_cpus[p]) _pod_of_cpu[cpu] = int(p);
+  unsigned worker_index = 0;
   for (size_t p = 0; p < _pod_cpus.size(); ++p) {
     auto pod = std::make_unique<unbound::Pod>(counts[p]);
     for (unsigned w = 0; w < counts[p]; ++w) {
       const std::string name = "nvmt-unb/" + std::to_string(p) + "." + std::to_string(w);
       pod->workers.push_back(std::make_unique<unbound::Worker>(
-          *this, *pod, name, _pod_cpus[p], cfg.strict ? _pod_cpus[p] : mask));
+          *this, *pod, worker_index++, name, _pod_cpus[p], cfg.strict ? _pod_cpus[p] : mask, cfg.registry));
     }
     _pods.push_back(std::move(pod));
   }

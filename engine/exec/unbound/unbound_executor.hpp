@@ -26,6 +26,7 @@ struct UnboundConfig {
   std::vector<unsigned> cpus;                       // worker cpumask; empty = every online CPU
   sys::AffinityScope scope = sys::AffinityScope::cache;
   bool strict = false;                              // workers never leave their pod's CPUs
+  stats::Registry* registry = nullptr;              // where workers publish their statistics
 };
 
 namespace unbound {
