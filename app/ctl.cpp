@@ -2,17 +2,10 @@
 // socket, the result pretty-printed; and `ctl stats --watch`, a line per sampler interval.
 #include "app/ctl.hpp"
 
-#include <poll.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <ctime>
 #include <map>
 #include <optional>
@@ -22,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/exit_code.hpp"
+#include "app/rpc_client.hpp"
 #include "engine/control/json_codec.hpp"
 #include "engine/control/rpc_server.hpp"
 #include "engine/stats/print.hpp"
@@ -32,9 +26,7 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr int response_timeout_ms = 60'000;  // a mode switch quiesces every queue: allow time
 constexpr unsigned interval_min_ms = 50;
-constexpr const char* root_socket = "/run/nvmetune/nvmetune.sock";
 
 // Friendly names: a room alone reads it.
 const std::map<std::string, std::string, std::less<>> aliases = {
@@ -53,81 +45,6 @@ std::string resolve(const std::string& method) {
   auto it = aliases.find(method);
   return it == aliases.end() ? method : it->second;
 }
-
-// ---------------------------------------------------------------- the connection
-
-class Connection {
- public:
-  ~Connection() {
-    if (_fd >= 0) close(_fd);
-  }
-
-  // Empty on success; else what to tell the user.
-  std::string open(const std::string& path) {
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    if (path.size() >= sizeof addr.sun_path) return "socket path too long: " + path;
-    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-    _fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (_fd < 0) return std::string("socket: ") + std::strerror(errno);
-    if (connect(_fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) return {};
-    return connect_problem(path, errno);
-  }
-
-  // Sends one request line and reads one response line. nullopt with `error` set on failure.
-  std::optional<json> call(const json& request, std::string& error) {
-    const std::string line = request.dump() + "\n";
-    for (size_t sent = 0; sent < line.size();) {
-      const ssize_t n = send(_fd, line.data() + sent, line.size() - sent, MSG_NOSIGNAL);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) return error = std::string("cannot send the request: ") + std::strerror(errno), std::nullopt;
-      sent += static_cast<size_t>(n);
-    }
-    std::string response;
-    if (!read_line(response, error)) return std::nullopt;
-    json doc = json::parse(response, nullptr, false);
-    if (doc.is_discarded()) return error = "the server sent a line that is not JSON: " + response.substr(0, 200), std::nullopt;
-    return doc;
-  }
-
- private:
-  bool read_line(std::string& line, std::string& error) {
-    for (;;) {
-      if (auto nl = _buffer.find('\n'); nl != std::string::npos) {
-        line = _buffer.substr(0, nl);
-        _buffer.erase(0, nl + 1);
-        return true;
-      }
-      pollfd p{_fd, POLLIN, 0};
-      const int ready = poll(&p, 1, response_timeout_ms);
-      if (ready < 0 && errno == EINTR) continue;
-      if (ready == 0) return error = "no response within " + std::to_string(response_timeout_ms / 1000) + " s", false;
-      char buf[64 * 1024];
-      const ssize_t n = ready < 0 ? -1 : recv(_fd, buf, sizeof buf, 0);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) return error = std::string("cannot read the response: ") + std::strerror(errno), false;
-      if (n == 0) return error = "the server closed the connection without a response", false;
-      _buffer.append(buf, static_cast<size_t>(n));
-    }
-  }
-
-  static std::string connect_problem(const std::string& path, int err) {
-    std::string text = "cannot connect to the control socket " + path + ": " + std::strerror(err);
-    if (err == ENOENT || err == ECONNREFUSED) {
-      text += "\n  Is the engine running? Start it with `nvmetune serve`";
-      text += " (or pass --socket PATH to reach an engine started with --control-socket PATH).";
-      struct stat st {};
-      if (geteuid() != 0 && path != root_socket && stat(root_socket, &st) == 0)
-        text += std::string("\n  An engine run by root listens on ") + root_socket + ": use sudo, or --socket " + root_socket + ".";
-    } else if (err == EACCES || err == EPERM) {
-      text += "\n  The socket belongs to another user (mode 0600): run ctl as the user who runs the engine.";
-    }
-    return text;
-  }
-
-  int _fd = -1;
-  std::string _buffer;
-};
 
 // ---------------------------------------------------------------- one request
 
@@ -153,7 +70,7 @@ void print_error(const std::string& method, const json& error) {
 }
 
 // The result of method, or nullopt after printing why there is none.
-std::optional<json> request(Connection& conn, const std::string& method, const json& params, int id) {
+std::optional<json> request(RpcClient& conn, const std::string& method, const json& params, int id) {
   json req = {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}};
   if (!params.is_null()) req["params"] = params;
   std::string error;
@@ -217,7 +134,7 @@ void print_watch_hist(const json& snap, const std::string& name, stats::Unit uni
   std::printf("%s\n", text.empty() ? "     (no samples)" : text.c_str());
 }
 
-int watch(Connection& conn, const CtlOptions& opts) {
+int watch(RpcClient& conn, const CtlOptions& opts) {
   std::optional<stats::Unit> unit = stats::parse_unit(opts.unit);
   const json params = {{"histograms", !opts.hist.empty()}};
   print_watch_header();
@@ -287,7 +204,7 @@ void add_ctl_options(CLI::App& cmd, CtlOptions& opts) {
       "Exit 2: bad command line or JSON-PARAMS that is not JSON.\n"
       "Methods: engine.info, threading.get, threading.set, budgets.get, budgets.set,\n"
       "subsystems.list, subsystems.add, namespaces.add, namespaces.remove, stats.get, events.get,\n"
-      "threads.get (README.md \"Control socket\").\n"
+      "events.add, threads.get (README.md \"Control socket\").\n"
       "Aliases: info, threading, budgets, subsystems, stats, events, threads.\n"
       "Examples:\n"
       "  nvmetune ctl threading.set '{\"mode\": \"poll\", \"threads\": 1, \"first_core\": 1}'\n"
@@ -308,7 +225,7 @@ int run_ctl(const CtlOptions& opts) {
     }
   }
   const std::string path = opts.socket.empty() ? control::default_control_socket_path() : opts.socket;
-  Connection conn;
+  RpcClient conn;
   if (auto err = conn.open(path); !err.empty()) {
     std::fprintf(stderr, "nvmetune ctl: %s\n", err.c_str());
     return exit_failure;

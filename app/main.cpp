@@ -11,8 +11,12 @@
 #include <vector>
 
 #include "app/ctl.hpp"
+#include "app/db.hpp"
 #include "app/exit_code.hpp"
 #include "app/perf.hpp"
+#include "app/profile.hpp"
+#include "app/hog.hpp"
+#include "app/experiment.hpp"
 #include "app/serve.hpp"
 #ifdef NVMETUNE_HAVE_GUI
 #include "app/gui.hpp"
@@ -41,6 +45,18 @@ std::function<int()> attach_perf(CLI::App& cmd) {
   return [opts] { return app::run_perf(*opts); };
 }
 
+std::function<int()> attach_hog(CLI::App& cmd) {
+  auto opts = std::make_shared<app::HogOptions>();
+  app::add_hog_options(cmd, *opts);
+  return [opts] { return app::run_hog(*opts); };
+}
+
+std::function<int()> attach_experiment(CLI::App& cmd) {
+  auto opts = std::make_shared<app::ExperimentOptions>();
+  app::add_experiment_options(cmd, *opts);
+  return [opts] { return app::run_experiment(*opts); };
+}
+
 std::function<int()> attach_ctl(CLI::App& cmd) {
   auto opts = std::make_shared<app::CtlOptions>();
   app::add_ctl_options(cmd, *opts);
@@ -51,6 +67,10 @@ constexpr Subcommand subcommands[] = {
     {"serve", "Run the NVMe/TCP target headless until SIGINT/SIGTERM.", attach_serve},
     {"ctl", "Query or tune a running engine over its control socket (JSON-RPC).", attach_ctl},
     {"perf", "NVMe/TCP load generator (spdk_nvme_perf target string, fio-shaped results).", attach_perf},
+    {"profile", "Tuning profiles: save, list, show, diff, export, import (nvmetcli, SPDK), apply.", app::attach_profile},
+    {"hog", "CPU-contention generator: busy/sleep duty-cycle threads pinned to CPUs.", attach_hog},
+    {"experiment", "Run engine settings x workloads x contention levels and compare them.", attach_experiment},
+    {"db", "Read the recorded statistics database: runs, series, percentiles, compare, export, vacuum.", app::attach_db},
 };
 
 bool display_available() {

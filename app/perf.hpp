@@ -1,10 +1,15 @@
 #pragma once
 // `nvmetune perf`: an NVMe/TCP load generator on engine/initiator (spdk_nvme_perf's target
-// string, fio's output fields). See run_perf() and `nvmetune perf --help`.
+// string, fio's output fields). See run_perf() and `nvmetune perf --help`. The load itself is
+// engine/initiator/load_generator (shared with `nvmetune experiment`).
+#include <optional>
 #include <string>
 
 namespace CLI {
 class App;
+}
+namespace initiator {
+struct LoadSpec;
 }
 
 namespace app {
@@ -29,6 +34,10 @@ struct PerfOptions {
 
 // Declares perf's options on cmd, bound to opts (which must outlive parsing).
 void add_perf_options(CLI::App& cmd, PerfOptions& opts);
+
+// Checks opts and fills spec from them (target, pattern, sizes, CPUs, digests); progress, stop
+// and hooks are left to the caller. Returns the message of the first bad option.
+std::optional<std::string> resolve_perf_options(const PerfOptions& opts, initiator::LoadSpec& spec);
 
 // Runs the workload and prints the report. Exit codes: 0 ok; 1 connection/I/O error or a
 // verify mismatch; 2 bad command line (including a malformed -r string).

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "app/exit_code.hpp"
+#include "app/serve_record.hpp"
 #include "engine/control/rpc_methods.hpp"
 #include "engine/control/rpc_server.hpp"
 
@@ -225,6 +226,7 @@ void add_serve_options(CLI::App& cmd, ServeOptions& opts) {
   cmd.add_flag_callback("--no-control-socket", [&opts] { opts.control.enabled = false; },
                         "Do not open a control socket.")
       ->excludes(socket);
+  add_record_options(cmd, opts.record);
   cmd.footer(
       "Runs until SIGINT (Ctrl-C) or SIGTERM, then closes every connection and exits 0.\n"
       "Prints each listener with ready-to-paste nvme-cli lines and the control socket, then\n"
@@ -261,10 +263,10 @@ int run_serve_command(const ServeOptions& opts) {
     print_errors(parsed.errors);
     return exit_usage;
   }
-  return serve(parsed.config, opts.control);
+  return serve(parsed.config, opts.control, opts.record);
 }
 
-int serve(const control::Config& cfg, const ControlSocketOptions& control) {
+int serve(const control::Config& cfg, const ControlSocketOptions& control, const RecordOptions& record) {
   const sigset_t stop = block_stop_signals();
   std::signal(SIGPIPE, SIG_IGN);  // a host vanishing mid-send is an error value, not a kill
 
@@ -275,12 +277,24 @@ int serve(const control::Config& cfg, const ControlSocketOptions& control) {
     print_errors(errors);
     return exit_failure;
   }
+  if (record.sample_interval_ms) engine.set_sample_interval_ms(record.sample_interval_ms);
+  std::unique_ptr<Recorder> recorder;
+  if (!record.db_path.empty()) {
+    std::string error;
+    recorder = Recorder::start(engine, record, error);
+    if (!recorder) {
+      std::fprintf(stderr, "nvmetune: cannot record: %s\n", error.c_str());
+      engine.stop();
+      return exit_failure;
+    }
+  }
   bool fatal = false;
   auto rpc = start_control_socket(engine, control, fatal);
   if (fatal) {
     engine.stop();
     return exit_failure;
   }
+  if (recorder) recorder->print_banner();
   print_banner(engine, rpc.get());
 
   const int sig = wait_for_stop(engine, stop);

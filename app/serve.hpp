@@ -22,6 +22,14 @@ struct ControlSocketOptions {
   std::string path;     // --control-socket PATH; empty = control::default_control_socket_path()
 };
 
+// Recording into the SQLite store (README.md "Store"). Opt-in: nothing is written unless
+// --db or --record is given, so a plain `serve` leaves no file behind.
+struct RecordOptions {
+  std::string db_path;            // --db PATH, or data::default_db_path() with --record; empty = off
+  unsigned sample_interval_ms = 0;  // --sample-interval MS; 0 = the engine's default (1000)
+  std::string note;               // --note TEXT on the run row
+};
+
 struct ServeOptions {
   std::string config_path;          // empty: the embedded default (control::default_config())
   std::vector<std::string> listen;  // ADDR:PORT; when given, replaces the configured listeners
@@ -29,6 +37,7 @@ struct ServeOptions {
   std::string nqn;                  // renames the first subsystem
   std::optional<unsigned> threads;  // threading.threads
   ControlSocketOptions control;
+  RecordOptions record;
 };
 
 // Declares serve's options on cmd, bound to opts (which must outlive parsing).
@@ -45,7 +54,9 @@ int run_serve_command(const ServeOptions& opts);
 // prints the listeners, nvme-cli lines, the control socket and "nvmetune: ready" on stdout.
 // A control socket that cannot be created is fatal when its path was given, a warning when it
 // is the default (another engine may hold it). Returns an exit code.
-int serve(const control::Config& cfg, const ControlSocketOptions& control = {});
+// With record.db_path set, each interval and event is stored as one run (an unusable database
+// is fatal: exit 1 before the ready line).
+int serve(const control::Config& cfg, const ControlSocketOptions& control = {}, const RecordOptions& record = {});
 
 // Blocks SIGINT and SIGTERM in the calling thread (call before the engine starts threads, so
 // they inherit the mask and the signals reach sigwait/signalfd). Returns the blocked set.

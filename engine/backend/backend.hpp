@@ -12,6 +12,13 @@ namespace backend {
 
 enum class IoOp : uint8_t { read, write, flush, write_zeroes, discard };
 
+// Layout of the kernel's __kernel_timespec (checked in io_context.cpp), so this header needs
+// no kernel or liburing include.
+struct IoTimespec {
+  int64_t tv_sec = 0;
+  int64_t tv_nsec = 0;
+};
+
 // One block operation, preallocated inside a core request (never allocated per command).
 struct Io {
   IoOp op = IoOp::read;
@@ -22,6 +29,10 @@ struct Io {
   int result = 0;          // 0 on success, else -errno; set before completion
   uint64_t submit_ns = 0;  // for backend latency statistics
   void* owner = nullptr;   // the core request this Io belongs to
+  // IoContext::complete_after(): the timer's relative timeout. The kernel reads it when the
+  // SQE is submitted, which is later (one io_uring_enter per io_work pass), so it must live
+  // as long as the Io is in flight: here, not on a stack.
+  IoTimespec delay{};
 };
 
 class Backend {
@@ -43,6 +54,9 @@ struct BackendSpec {
   std::string path;         // file/block device
   bool create = false;      // file: create and size it if absent
   bool direct = true;       // file: O_DIRECT where the file system allows it
+  // null, ram: every operation completes this long after submission (0 = at once), through
+  // the queue's io_uring like file I/O; a known latency for tests and histogram checks.
+  uint32_t delay_us = 0;
 };
 
 // Opens the backend described by spec. On failure returns nullptr and sets error.

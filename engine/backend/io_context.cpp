@@ -4,8 +4,11 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <linux/time_types.h>
+
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstdint>
 
 #include "engine/backend/backend.hpp"
@@ -14,17 +17,27 @@ namespace backend {
 
 namespace {
 
-// Ring flags tried first. COOP_TASKRUN avoids an IPI to a busy thread for every completion;
-// the completion is posted when that thread next enters the kernel, and liburing's peek calls
-// enter for us when the kernel flags pending task work (IORING_SQ_TASKRUN).
-// IORING_SETUP_SINGLE_ISSUER is deliberately NOT used: it binds the ring to the thread that
-// created it and io_uring_enter from any other thread fails with -EEXIST (verified on this
-// kernel). A queue's io_work moves between threads (unbound pool, live executor switching),
-// so the ring must accept submissions from whichever thread runs io_work next.
-constexpr unsigned preferred_ring_flags = IORING_SETUP_COOP_TASKRUN;
+// Ring flags. IORING_SETUP_COOP_TASKRUN is deliberately NOT used: completions are posted by
+// task work on the submitting thread, and with COOP_TASKRUN that thread is not woken for it. Our
+// workers sleep in epoll_wait on the ring's eventfd, so a completion would wait (ms, measured:
+// a 2 ms timer reaped at 8-48 ms) until something else woke the thread. Without it the kernel
+// notifies the sleeping thread, posts the CQE, and the eventfd wakes the worker.
+// IORING_SETUP_SINGLE_ISSUER is not used either: it binds the ring to the thread that created it
+// and io_uring_enter from any other thread fails with -EEXIST (verified on this kernel). A
+// queue's io_work moves between threads (unbound pool, live executor switching), so the ring
+// must accept submissions from whichever thread runs io_work next.
+constexpr unsigned preferred_ring_flags = 0;
 
 // CQEs taken from the ring per peek; reap() loops until max or the ring is empty.
 constexpr unsigned reap_batch = 32;
+
+static_assert(sizeof(IoTimespec) == sizeof(__kernel_timespec) &&
+                  offsetof(IoTimespec, tv_nsec) == offsetof(__kernel_timespec, tv_nsec),
+              "Io::delay is handed to the kernel as a __kernel_timespec");
+
+// Timer completions carry their Io pointer with the low bit set (an Io is at least 8-byte
+// aligned): their result was set at submission, the CQE's res only says the timer fired.
+constexpr uintptr_t timer_tag = 1;
 
 // A read or write that moved fewer bytes than asked is an error: a read past EOF must never
 // look like success with short data, and a short write did not store the block.
@@ -37,14 +50,31 @@ int completion_result(const Io& io, int res) {
 
 // Takes up to want CQEs off the ring into ios, with each Io's result set. The CQ slots are
 // released before anyone runs a completion callback, which may submit or reap again.
-unsigned take_completions(io_uring* ring, Io** ios, unsigned want) {
+constexpr uintptr_t tag_mask = 7;
+
+// Takes up to want CQEs: block I/O ones go to ios (the count is returned), foreign ones to
+// sink at once. consumed: CQEs taken in all (0 = the ring is empty).
+unsigned take_completions(io_uring* ring, Io** ios, unsigned want, IoContext::ForeignSink* sink,
+                          unsigned& consumed) {
   io_uring_cqe* cqes[reap_batch];
-  unsigned got = io_uring_peek_batch_cqe(ring, cqes, want);
-  for (unsigned i = 0; i < got; ++i) {
-    ios[i] = static_cast<Io*>(io_uring_cqe_get_data(cqes[i]));
-    ios[i]->result = completion_result(*ios[i], cqes[i]->res);
+  consumed = io_uring_peek_batch_cqe(ring, cqes, want);
+  unsigned got = 0;
+  for (unsigned i = 0; i < consumed; ++i) {
+    const auto data = reinterpret_cast<uintptr_t>(io_uring_cqe_get_data(cqes[i]));
+    if ((data & tag_mask) == IoContext::foreign_tag) {
+      if (sink != nullptr) sink->on_cqe(data, cqes[i]->res, cqes[i]->flags);
+      continue;
+    }
+    Io*& io = ios[got++];
+    io = reinterpret_cast<Io*>(data & ~timer_tag);
+    const int res = cqes[i]->res;
+    if ((data & timer_tag) == 0) {
+      io->result = completion_result(*io, res);
+    } else if (res != -ETIME && res != 0) {
+      io->result = res;  // the timer itself failed (a bug, not a medium error): say so
+    }
   }
-  io_uring_cq_advance(ring, got);
+  io_uring_cq_advance(ring, consumed);
   return got;
 }
 
@@ -54,18 +84,13 @@ IoContext::IoContext(unsigned entries) : _entries(entries) {}
 
 IoContext::~IoContext() {
   if (_ring != nullptr) {
-    // SQEs never submitted are unknown to the kernel and are simply dropped with the ring.
-    unsigned pending = _inflight - _unsubmitted;
     // Submitted I/O still writes into its owner's buffer: wait for every completion before
-    // the ring (and, after us, the buffers) go away.
-    while (pending > 0) {
-      io_uring_cqe* cqe = nullptr;
-      int ret = io_uring_wait_cqe(_ring, &cqe);
-      if (ret == -EINTR) continue;
-      if (ret < 0) break;  // the ring itself is broken; nothing more will complete
-      io_uring_cqe_seen(_ring, cqe);
-      --pending;
-    }
+    // the ring (and, after us, the buffers) go away. SQEs not yet submitted go in first so
+    // that every operation counted in _inflight is one the kernel knows of.
+    flush_submissions();
+    _inflight -= std::min(_inflight, _unsubmitted);  // refused by the kernel: dropped with the ring
+    _foreign = nullptr;  // its owner went first and waited for its own operations
+    wait_foreign([this] { return _inflight == 0; });
     io_uring_queue_exit(_ring);
     delete _ring;
   }
@@ -76,7 +101,6 @@ io_uring* IoContext::ring() {
   if (_ring != nullptr || _setup_failed) return _ring;
   auto* r = new io_uring{};
   int ret = io_uring_queue_init(_entries, r, preferred_ring_flags);
-  if (ret < 0) ret = io_uring_queue_init(_entries, r, 0);  // older kernel: no COOP_TASKRUN
   int efd = -1;
   if (ret == 0) {
     efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -97,6 +121,54 @@ io_uring* IoContext::ring() {
   return _ring;
 }
 
+bool IoContext::complete_after(Io& io, uint64_t delay_ns) {
+  io_uring* r = ring();
+  if (r == nullptr) return false;
+  io_uring_sqe* sqe = io_uring_get_sqe(r);
+  if (sqe == nullptr) {
+    flush_submissions();  // a full ring: submit once to make room
+    sqe = io_uring_get_sqe(r);
+  }
+  if (sqe == nullptr) return false;
+  io.delay.tv_sec = static_cast<int64_t>(delay_ns / 1'000'000'000ull);
+  io.delay.tv_nsec = static_cast<int64_t>(delay_ns % 1'000'000'000ull);
+  // count 0: a pure timer, never satisfied by other completions; it ends with -ETIME.
+  io_uring_prep_timeout(sqe, reinterpret_cast<__kernel_timespec*>(&io.delay), 0, 0);
+  io_uring_sqe_set_data(sqe, reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(&io) | timer_tag));
+  note_submitted();
+  return true;
+}
+
+io_uring_sqe* IoContext::foreign_sqe() {
+  io_uring* r = ring();
+  if (r == nullptr) return nullptr;
+  io_uring_sqe* sqe = io_uring_get_sqe(r);
+  if (sqe == nullptr) {
+    flush_submissions();
+    sqe = io_uring_get_sqe(r);
+  }
+  if (sqe != nullptr) ++_unsubmitted;
+  return sqe;
+}
+
+void IoContext::wait_foreign(const std::function<bool()>& done) {
+  if (_ring == nullptr) return;
+  flush_submissions();
+  while (!done()) {
+    io_uring_cqe* cqe = nullptr;
+    const int ret = io_uring_wait_cqe(_ring, &cqe);
+    if (ret == -EINTR) continue;
+    if (ret < 0) return;  // a broken ring completes nothing more
+    const auto data = reinterpret_cast<uintptr_t>(io_uring_cqe_get_data(cqe));
+    if ((data & tag_mask) == foreign_tag) {
+      if (_foreign != nullptr) _foreign->on_cqe(data, cqe->res, cqe->flags);
+    } else if (_inflight > 0) {
+      --_inflight;  // its owner is going away with the queue; nothing to complete to
+    }
+    io_uring_cqe_seen(_ring, cqe);
+  }
+}
+
 void IoContext::flush_submissions() {
   if (_ring == nullptr || _unsubmitted == 0) return;
   int ret = io_uring_submit(_ring);
@@ -115,8 +187,9 @@ unsigned IoContext::reap(unsigned max, const std::function<void(Io&)>& done) {
   unsigned count = 0;
   Io* ios[reap_batch];
   while (count < max) {
-    unsigned got = take_completions(_ring, ios, std::min(max - count, reap_batch));
-    if (got == 0) break;
+    unsigned consumed = 0;
+    unsigned got = take_completions(_ring, ios, std::min(max - count, reap_batch), _foreign, consumed);
+    if (consumed == 0) break;
     _inflight -= got;  // before done(): it may look at inflight() (quiescing a queue)
     for (unsigned i = 0; i < got; ++i) done(*ios[i]);
     count += got;

@@ -7,6 +7,7 @@
 #include <functional>
 
 struct io_uring;
+struct io_uring_sqe;
 
 namespace backend {
 
@@ -23,6 +24,10 @@ class IoContext {
   io_uring* ring();
   // eventfd signalled on completions; -1 until the ring exists.
   int notify_fd() const { return _event_fd; }
+  // Completes io (its result already set) through reap() delay_ns after the next
+  // flush_submissions(), with an IORING_OP_TIMEOUT whose timespec lives in io.delay.
+  // False when there is no ring (or no SQE): the caller completes io synchronously.
+  bool complete_after(Io& io, uint64_t delay_ns);
   // Submits queued SQEs in one syscall (io_work calls this once per pass: batching).
   void flush_submissions();
   // Reaps up to max completions, calling done(io) for each (io.result set). Returns the count.
@@ -31,7 +36,29 @@ class IoContext {
   unsigned inflight() const { return _inflight; }
   void note_submitted() { ++_inflight; ++_unsubmitted; }
 
+  // --- Operations that are not block I/O on the same ring (the transport's socket receive
+  // and write-readiness with io_mechanism io_uring): one ring per queue keeps them on the
+  // thread that runs the queue, and one eventfd wakes it for either. Their user_data has
+  // foreign_tag in its low three bits; reap() hands their CQEs to the sink instead of done().
+  static constexpr uint64_t foreign_tag = 2;
+  class ForeignSink {
+   public:
+    virtual void on_cqe(uint64_t user_data, int32_t res, uint32_t flags) = 0;
+
+   protected:
+    ~ForeignSink() = default;
+  };
+  void set_foreign_sink(ForeignSink* sink) { _foreign = sink; }
+  // An SQE for a foreign operation (submitted with the next flush_submissions), nullptr when
+  // there is no ring or it stays full after one submit.
+  io_uring_sqe* foreign_sqe();
+  // Teardown only: blocks, dispatching CQEs as reap() does (block I/O ones are dropped), until
+  // done() holds. The foreign owner cancels its operations and waits here for their last CQE,
+  // because the kernel may write into their buffers until then.
+  void wait_foreign(const std::function<bool()>& done);
+
  private:
+  ForeignSink* _foreign = nullptr;
   unsigned _entries;
   io_uring* _ring = nullptr;
   int _event_fd = -1;

@@ -35,6 +35,8 @@ constexpr size_t nqn_max_bytes = 223;       // NVMe base spec, NQN field is 256 
 constexpr size_t serial_max_bytes = 20;     // Identify Controller SN
 constexpr size_t model_max_bytes = 40;      // Identify Controller MN
 constexpr uint32_t nsid_max = 1024;
+// A backend delay models a slow medium; beyond a second it only hides a typo (ms for µs).
+constexpr uint32_t max_backend_delay_us = 1'000'000;
 constexpr uint32_t icd_max = 128 * 1024;    // in-capsule data
 constexpr uint32_t icd_align = 16;
 constexpr uint32_t queue_depth_min = 2;
@@ -171,7 +173,9 @@ size_t edit_distance(std::string_view a, std::string_view b) {
 
 using KeyList = std::span<const std::string_view>;
 
-std::string unknown_key_message(std::string_view key, KeyList allowed) {
+}  // namespace
+
+std::string unknown_key_message(std::string_view key, std::span<const std::string_view> allowed) {
   std::string_view best;
   size_t best_distance = 3;  // suggest only close matches
   for (auto k : allowed) {
@@ -182,6 +186,18 @@ std::string unknown_key_message(std::string_view key, KeyList allowed) {
   for (auto k : allowed) list += (list.empty() ? "" : ", ") + std::string(k);
   return "unknown key " + json_quote(key) + " (expected one of: " + list + ")";
 }
+
+CpuMask parse_cpu_mask(std::string_view text) {
+  if (text == all_cpus) return {};
+  std::vector<unsigned> cpus;
+  if (!parse_cpu_list(text, cpus))
+    return {{}, "malformed CPU list " + json_quote(text) +
+                    " (expected CPU numbers and ranges such as \"0-3,6\", or \"all\")"};
+  if (cpus.empty()) return {{}, "empty CPU mask: name at least one CPU (e.g. \"0\" or \"0-1\"), or \"all\""};
+  return {std::move(cpus), std::nullopt};
+}
+
+namespace {
 
 class Reader {
  public:
@@ -287,19 +303,12 @@ class Reader {
   std::optional<std::vector<unsigned>> cpu_list(const json& obj, std::string_view key, const std::string& path) {
     auto text = string(obj, key, path);
     if (!text) return std::nullopt;
-    auto p = member_path(path, key);
-    if (*text == all_cpus) return std::vector<unsigned>{};
-    std::vector<unsigned> cpus;
-    if (!parse_cpu_list(*text, cpus)) {
-      error(p, "malformed CPU list " + json_quote(*text) +
-                   " (expected CPU numbers and ranges such as \"0-3,6\", or \"all\")");
+    auto mask = parse_cpu_mask(*text);
+    if (mask.problem) {
+      error(member_path(path, key), *mask.problem);
       return std::nullopt;
     }
-    if (cpus.empty()) {
-      error(p, "empty CPU mask: name at least one CPU (e.g. \"0\" or \"0-1\"), or \"all\"");
-      return std::nullopt;
-    }
-    return cpus;
+    return std::move(mask.cpus);
   }
 
   // A port: a decimal string, or an integer (turned into decimal text); range checked by validate().
@@ -359,8 +368,8 @@ constexpr std::array<std::string_view, 1> listener_required{"traddr"};
 constexpr std::array<std::string_view, 6> subsystem_keys{"nqn", "serial", "model",
                                                          "allow_any_host", "hosts", "namespaces"};
 constexpr std::array<std::string_view, 1> subsystem_required{"nqn"};
-constexpr std::array<std::string_view, 8> namespace_keys{"nsid", "backend", "size", "block_size",
-                                                         "uuid", "path", "create", "direct"};
+constexpr std::array<std::string_view, 9> namespace_keys{"nsid", "backend", "size", "block_size",
+                                                         "uuid", "path", "create", "direct", "delay_us"};
 constexpr std::array<std::string_view, 2> namespace_required{"nsid", "backend"};
 constexpr std::array<std::string_view, 5> tcp_keys{"in_capsule_data_size", "maxh2cdata",
                                                    "queue_depth", "max_io_queues", "mdts_bytes"};
@@ -390,6 +399,7 @@ NamespaceConfig read_namespace(Reader& r, const json& v, const std::string& path
   if (auto s = r.string(v, "path", path)) ns.backend.path = *s;
   if (auto b = r.boolean(v, "create", path)) ns.backend.create = *b;
   if (auto b = r.boolean(v, "direct", path)) ns.backend.direct = *b;
+  if (auto n = r.u32(v, "delay_us", path)) ns.backend.delay_us = *n;
   return ns;
 }
 
@@ -409,8 +419,7 @@ SubsystemConfig read_subsystem(Reader& r, const json& v, const std::string& path
   return s;
 }
 
-void read_tcp(Reader& r, const json& v, TcpConfig& tcp) {
-  const std::string path = "$.tcp";
+void read_tcp(Reader& r, const json& v, const std::string& path, TcpConfig& tcp) {
   if (!r.object(v, path, tcp_keys, {})) return;
   if (auto n = r.u32(v, "in_capsule_data_size", path)) tcp.in_capsule_data_size = *n;
   if (auto n = r.u32(v, "maxh2cdata", path)) tcp.maxh2cdata = *n;
@@ -460,7 +469,7 @@ Config read_config(Reader& r, const json& doc) {
     for (size_t i = 0; i < arr->size(); ++i)
       c.subsystems.push_back(read_subsystem(r, (*arr)[i], index_path("$.subsystems", i)));
   }
-  if (auto it = doc.find("tcp"); it != doc.end()) read_tcp(r, *it, c.tcp);
+  if (auto it = doc.find("tcp"); it != doc.end()) read_tcp(r, *it, "$.tcp", c.tcp);
   if (auto it = doc.find("threading"); it != doc.end()) read_threading(r, *it, "$.threading", c.threading);
   if (auto it = doc.find("budgets"); it != doc.end()) read_budgets(r, *it, "$.budgets", c.budgets);
   return c;
@@ -487,10 +496,14 @@ bool path_less(std::string_view a, std::string_view b) {
   return a.size() - i < b.size() - j;
 }
 
+}  // namespace
+
 void sort_by_path(std::vector<ConfigError>& errors) {
   std::stable_sort(errors.begin(), errors.end(),
                    [](const ConfigError& a, const ConfigError& b) { return path_less(a.path, b.path); });
 }
+
+namespace {
 
 // ---------------------------------------------------------------- pass 2: meaning
 
@@ -577,6 +590,8 @@ void check_backend(Checker& c, const NamespaceConfig& ns, const std::string& p) 
   if (is_file && b.path.empty()) c.error(p + ".path", "required for backend \"file\"");
   if (is_file && b.create && b.size_bytes == 0)
     c.error(p + ".size", "required when \"create\" is true (the size of the new file)");
+  if (is_file && b.delay_us != 0) c.error(p + ".delay_us", "only backends \"null\" and \"ram\" take a delay");
+  c.range(p + ".delay_us", b.delay_us, 0, max_backend_delay_us);
   if (b.size_bytes != 0 && (ns.block_size == 512 || ns.block_size == 4096) &&
       b.size_bytes % ns.block_size != 0)
     c.error(p + ".size", "must be a multiple of block_size " + std::to_string(ns.block_size) +
@@ -621,18 +636,18 @@ void check_subsystem(Checker& c, const SubsystemConfig& s, const std::string& p)
   check_namespaces(c, s.namespaces, p);
 }
 
-void check_tcp(Checker& c, const TcpConfig& t) {
-  c.range("$.tcp.in_capsule_data_size", t.in_capsule_data_size, 0, icd_max);
+void check_tcp(Checker& c, const TcpConfig& t, const std::string& path) {
+  c.range(path + ".in_capsule_data_size", t.in_capsule_data_size, 0, icd_max);
   if (t.in_capsule_data_size % icd_align != 0)
-    c.error("$.tcp.in_capsule_data_size", "must be a multiple of 16");
-  c.range("$.tcp.queue_depth", t.queue_depth, queue_depth_min, queue_depth_max);
-  c.range("$.tcp.max_io_queues", t.max_io_queues, 1, max_io_queues_max);
+    c.error(path + ".in_capsule_data_size", "must be a multiple of 16");
+  c.range(path + ".queue_depth", t.queue_depth, queue_depth_min, queue_depth_max);
+  c.range(path + ".max_io_queues", t.max_io_queues, 1, max_io_queues_max);
   if (t.maxh2cdata < maxh2cdata_min || t.maxh2cdata % 4 != 0)
-    c.error("$.tcp.maxh2cdata", "must be at least 4096 and a multiple of 4 (got " +
+    c.error(path + ".maxh2cdata", "must be at least 4096 and a multiple of 4 (got " +
                                     std::to_string(t.maxh2cdata) + ")");
   const bool pow2 = t.mdts_bytes != 0 && (t.mdts_bytes & (t.mdts_bytes - 1)) == 0;
   if (!pow2 || t.mdts_bytes < mdts_min || t.mdts_bytes > mdts_max)
-    c.error("$.tcp.mdts_bytes", "must be a power of two from 4096 to 16777216 (got " +
+    c.error(path + ".mdts_bytes", "must be a power of two from 4096 to 16777216 (got " +
                                     std::to_string(t.mdts_bytes) + ")");
 }
 
@@ -650,8 +665,8 @@ void check_choice(Checker& c, const std::string& path, std::string_view what, co
     c.error(path, "unknown " + std::string(what) + " " + json_quote(value) + " (expected one of: " + one_of(names) + ")");
 }
 
-// "CPU 7 is not online (online: 0-1)" / "CPUs 4-7 are not online (online: 0-1)"; nullopt when
-// every CPU of cpus is online.
+}  // namespace
+
 std::optional<std::string> offline_problem(const std::vector<unsigned>& cpus, const std::vector<unsigned>& online) {
   std::vector<unsigned> offline;
   for (unsigned cpu : cpus)
@@ -661,6 +676,8 @@ std::optional<std::string> offline_problem(const std::vector<unsigned>& cpus, co
   return std::string(one ? "CPU " : "CPUs ") + format_cpu_list(offline) + (one ? " is" : " are") +
          " not online (online: " + format_cpu_list(online) + ")";
 }
+
+namespace {
 
 // Poll threads pinned from first_core: thread i on first_core + i, so all of those must be online.
 void check_first_core(Checker& c, const ThreadingConfig& t, const std::string& path,
@@ -716,7 +733,7 @@ std::vector<ConfigError> validate_except(const Config& cfg, const std::vector<Co
         !nqns.insert(cfg.subsystems[i].nqn).second)
       c.error(p + ".nqn", "duplicate subsystem NQN " + json_quote(cfg.subsystems[i].nqn));
   }
-  check_tcp(c, cfg.tcp);
+  check_tcp(c, cfg.tcp, "$.tcp");
   check_threading(c, cfg.threading, "$.threading", online_cpus());
   check_budgets(c, cfg.budgets, "$.budgets");
   return out;
@@ -754,6 +771,12 @@ std::vector<ConfigError> parse_budgets(const json& v, const std::string& path, B
   return parse_fragment(
       out, [&](Reader& r, BudgetConfig& b) { read_budgets(r, v, path, b); },
       [&](Checker& c, const BudgetConfig& b) { check_budgets(c, b, path); });
+}
+
+std::vector<ConfigError> parse_tcp(const json& v, const std::string& path, TcpConfig& out) {
+  return parse_fragment(
+      out, [&](Reader& r, TcpConfig& t) { read_tcp(r, v, path, t); },
+      [&](Checker& c, const TcpConfig& t) { check_tcp(c, t, path); });
 }
 
 std::vector<ConfigError> parse_subsystem(const json& v, const std::string& path, SubsystemConfig& out) {
@@ -807,6 +830,7 @@ json to_json(const NamespaceConfig& ns) {
   json j = {{"nsid", ns.nsid}, {"backend", ns.backend.kind}, {"block_size", ns.block_size}};
   if (ns.backend.size_bytes) j["size"] = ns.backend.size_bytes;
   if (!ns.uuid.empty()) j["uuid"] = ns.uuid;
+  if (ns.backend.delay_us) j["delay_us"] = ns.backend.delay_us;
   if (ns.backend.kind == "file")
     j.update({{"path", ns.backend.path}, {"create", ns.backend.create}, {"direct", ns.backend.direct}});
   return j;
@@ -819,16 +843,21 @@ json to_json(const SubsystemConfig& s) {
           {"hosts", s.hosts}, {"namespaces", std::move(namespaces)}};
 }
 
+json to_json(const TcpConfig& t) {
+  return {{"in_capsule_data_size", t.in_capsule_data_size}, {"maxh2cdata", t.maxh2cdata},
+          {"queue_depth", t.queue_depth}, {"max_io_queues", t.max_io_queues}, {"mdts_bytes", t.mdts_bytes}};
+}
+
+json to_json(const ListenerConfig& l) { return {{"trtype", l.trtype}, {"traddr", l.traddr}, {"trsvcid", l.trsvcid}}; }
+
 json to_json(const Config& c) {
   json listeners = json::array();
-  for (const auto& l : c.listeners) listeners.push_back({{"trtype", l.trtype}, {"traddr", l.traddr}, {"trsvcid", l.trsvcid}});
+  for (const auto& l : c.listeners) listeners.push_back(to_json(l));
   json subsystems = json::array();
   for (const auto& s : c.subsystems) subsystems.push_back(to_json(s));
-  const auto& t = c.tcp;
   return {{"listeners", std::move(listeners)},
           {"subsystems", std::move(subsystems)},
-          {"tcp", {{"in_capsule_data_size", t.in_capsule_data_size}, {"maxh2cdata", t.maxh2cdata},
-                   {"queue_depth", t.queue_depth}, {"max_io_queues", t.max_io_queues}, {"mdts_bytes", t.mdts_bytes}}},
+          {"tcp", to_json(c.tcp)},
           {"threading", to_json(c.threading)},
           {"budgets", to_json(c.budgets)}};
 }
@@ -860,15 +889,27 @@ std::string format_cpu_list(const std::vector<unsigned>& cpus) {
   return text;
 }
 
-ParseResult parse_config(std::string_view json_text) {
-  ParseResult result;
-  json doc;
+JsonDocument parse_json_document(std::string_view json_text) {
+  JsonDocument out;
   try {
-    doc = json::parse(json_text.begin(), json_text.end(), DuplicateKeyTracker(result.errors));
+    out.doc = json::parse(json_text.begin(), json_text.end(), DuplicateKeyTracker(out.errors));
+    out.syntax_ok = true;
   } catch (const json::parse_error& e) {
-    result.errors = {syntax_error(json_text, e)};  // duplicates seen so far matter no more
-    return result;
+    out.errors = {syntax_error(json_text, e)};  // duplicates seen so far matter no more
+    out.doc = nullptr;
   }
+  return out;
+}
+
+ParseResult parse_config(std::string_view json_text) {
+  auto parsed = parse_json_document(json_text);
+  if (!parsed.syntax_ok) return ParseResult{Config{}, std::move(parsed.errors)};
+  return parse_config_document(parsed.doc, std::move(parsed.errors));
+}
+
+ParseResult parse_config_document(const json& doc, std::vector<ConfigError> errors) {
+  ParseResult result;
+  result.errors = std::move(errors);
   Reader reader(result.errors);
   result.config = read_config(reader, doc);
   if (!doc.is_object()) return result;

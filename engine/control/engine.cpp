@@ -26,6 +26,10 @@ inline constexpr auto housekeeping_period = std::chrono::milliseconds(100);
 // How long a live switch waits for every queue to reach an io_work boundary.
 inline constexpr unsigned switch_timeout_ms = 10000;
 
+tcp::IoMechanism mechanism_of(const control::ThreadingConfig& t) {
+  return t.io_mechanism == "io_uring" ? tcp::IoMechanism::io_uring : tcp::IoMechanism::epoll;
+}
+
 tcp::Budgets budgets_of(const control::BudgetConfig& b) {
   return tcp::Budgets{b.recv_pdus, b.send_pdus, b.ops_per_pass, b.reap_batch, b.bytes_per_pass, b.deadline_us};
 }
@@ -152,6 +156,7 @@ std::vector<ConfigError> Engine::start() {
                       im.cfg.tcp.mdts_bytes};
   im.transport = std::make_unique<tcp::TcpTransport>(im.target, *im.executor, ql, budgets_of(im.cfg.budgets),
                                                      im.registry);
+  im.transport->set_io_mechanism(mechanism_of(im.cfg.threading));
   im.bind_listeners(errs);
   if (!errs.empty()) {
     im.transport.reset();
@@ -256,6 +261,7 @@ std::vector<ConfigError> Engine::set_threading(const control::ThreadingConfig& t
   std::string err;
   if (control::reconfigure_in_place(*im.executor, im.cfg.threading, t, err)) {
     if (!err.empty()) return {{"$.threading", err}};
+    im.transport->set_io_mechanism(mechanism_of(t));
     im.cfg.threading = t;
     im.target.log(core::EventLevel::info, "threading: " + t.mode + " re-pinned in place");
     im.threading_event(t, "in_place");
@@ -263,6 +269,8 @@ std::vector<ConfigError> Engine::set_threading(const control::ThreadingConfig& t
   }
   auto next = control::make_executor(t, err, &im.registry);
   if (!next) return {{"$.threading.mode", err}};
+  // Before the move: a queue accepted during the switch already gets the new mechanism.
+  im.transport->set_io_mechanism(mechanism_of(t));
   err = im.transport->move_queues(*next, switch_timeout_ms);
   // Even on a timeout the old executor must go: queues it still holds are retired (closed).
   im.executor->stop();
@@ -348,6 +356,10 @@ void Engine::set_sample_interval_ms(unsigned ms) {
 }
 
 std::vector<stats::Event> Engine::events(uint64_t after, size_t max) const { return _impl->events.since(after, max); }
+
+stats::Event Engine::record_event(std::string kind, std::string detail_json) {
+  return _impl->events.append(std::move(kind), std::move(detail_json));
+}
 
 void Engine::set_log_sink(LogSink sink) {
   std::lock_guard lk(_impl->log_mutex);

@@ -86,6 +86,10 @@ class Engine {
   void set_sample_interval_ms(unsigned ms);
   // Events after seq `after` (0 = from the start), oldest first, at most max.
   std::vector<stats::Event> events(uint64_t after = 0, size_t max = 1000) const;
+  // Records an event the engine did not cause itself (a profile applied, a note from the GUI),
+  // so plots show it with the engine's own; detail_json must be a JSON object. Returns it
+  // numbered and timed.
+  stats::Event record_event(std::string kind, std::string detail_json);
 
  private:
   struct Impl;

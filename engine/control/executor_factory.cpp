@@ -9,6 +9,7 @@
 #include "engine/exec/event/event_executor.hpp"
 #include "engine/exec/inline/inline_executor.hpp"
 #include "engine/exec/unbound/unbound_executor.hpp"
+#include "engine/tcp/uring_socket.hpp"
 
 namespace control {
 namespace {
@@ -112,8 +113,12 @@ std::vector<ConfigError> check_threading(const ThreadingConfig& t, const std::st
     if (std::string e = exec::InlineExecutor::check(inline_config(t)); !e.empty())
       errs.push_back({path + ".cpumask", e});
   }
-  if (t.io_mechanism != "epoll")
-    errs.push_back({path + ".io_mechanism", "\"" + t.io_mechanism + "\" is not available in this build (epoll)"});
+  if (t.io_mechanism == "io_uring") {
+    // Probed once: the kernel must deliver a multishot receive into provided buffers.
+    static const std::string uring_problem = tcp::UringSocket::probe();
+    if (!uring_problem.empty())
+      errs.push_back({path + ".io_mechanism", "io_uring sockets are not available here: " + uring_problem});
+  }
   return errs;
 }
 

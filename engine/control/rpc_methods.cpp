@@ -21,6 +21,11 @@ using json = nlohmann::json;
 constexpr uint64_t events_max_default = 1000;
 constexpr uint64_t events_max_limit = 10'000;
 constexpr const char* params_path = "params";
+constexpr size_t event_kind_max = 64;
+constexpr size_t event_detail_max = 64 * 1024;
+// Kinds the engine records itself: a client may not forge them (plots trust them).
+constexpr std::string_view engine_event_kinds[] = {"start", "threading", "budgets", "namespace_add",
+                                                   "namespace_remove", "connect", "disconnect"};
 
 std::string key_path(std::string_view key) {
   const bool plain = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
@@ -268,6 +273,30 @@ class Methods {
     return RpcOutcome::ok({{"events", std::move(events)}, {"last_seq", last}});
   }
 
+  // params: {"kind": "profile", "detail": {...}}; recorded as an event of the engine's log.
+  RpcOutcome events_add(const json& params) {
+    Params p(params, {"kind", "detail"});
+    auto kind = p.string("kind", true);
+    if (kind) {
+      const bool well_formed = !kind->empty() && kind->size() <= event_kind_max && (*kind)[0] >= 'a' &&
+                               (*kind)[0] <= 'z' && std::all_of(kind->begin(), kind->end(), [](char c) {
+                                 return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
+                               });
+      if (!well_formed)
+        p.error(key_path("kind"), "expected a lowercase name of at most 64 characters ([a-z][a-z0-9_.]*), got " + json(*kind).dump());
+      else if (std::find(std::begin(engine_event_kinds), std::end(engine_event_kinds), *kind) != std::end(engine_event_kinds))
+        p.error(key_path("kind"), "kind " + json(*kind).dump() + " is recorded by the engine itself");
+    }
+    json detail = json::object();
+    if (params.is_object() && params.contains("detail")) {
+      detail = params["detail"];
+      if (!detail.is_object()) p.error(key_path("detail"), "expected a JSON object, got " + detail.dump());
+      else if (detail.dump().size() > event_detail_max) p.error(key_path("detail"), "larger than 64 KiB");
+    }
+    if (!p.errors().empty()) return invalid_params(p.errors());
+    return RpcOutcome::ok(event_json(_engine.record_event(*kind, detail.dump())));
+  }
+
   RpcOutcome threads_get(const json& params) {
     Params p(params, {});
     if (!p.errors().empty()) return invalid_params(p.errors());
@@ -318,6 +347,7 @@ RpcMethodTable make_engine_methods(engine::Engine& engine, ControlInfo info) {
       {"namespaces.remove", &Methods::namespaces_remove},
       {"stats.get", &Methods::stats_get},
       {"events.get", &Methods::events_get},
+      {"events.add", &Methods::events_add},
       {"threads.get", &Methods::threads_get},
   };
   RpcMethodTable methods;

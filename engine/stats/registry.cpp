@@ -25,6 +25,7 @@ QueueRow QueueStats::read() const {
   r.cntlid = id.cntlid;
   r.subnqn = std::move(id.subnqn);
   r.peer = std::move(id.peer);
+  r.io_mechanism = std::move(id.io_mechanism);
   r.worker = worker.load(std::memory_order_relaxed);
   r.commands = commands.get();
   r.read_bytes = read_bytes.get();
@@ -106,6 +107,7 @@ QueueRow difference(const QueueRow& now, const QueueRow& before) {
   d.cntlid = now.cntlid;
   d.subnqn = now.subnqn;
   d.peer = now.peer;
+  d.io_mechanism = now.io_mechanism;
   d.worker = now.worker;
   d.commands = minus(now.commands, before.commands);
   d.read_bytes = minus(now.read_bytes, before.read_bytes);

@@ -24,6 +24,7 @@ struct QueueIdentity {
   uint16_t cntlid = 0;
   std::string subnqn;
   std::string peer;
+  std::string io_mechanism;  // "epoll" | "io_uring": how the queue reads its socket
 };
 
 struct alignas(64) QueueStats {

@@ -17,6 +17,7 @@ struct QueueRow {
   uint16_t cntlid = 0;
   std::string subnqn;
   std::string peer;
+  std::string io_mechanism;  // "epoll" | "io_uring"
   int worker = -1;           // worker index running its io_work now (-1 = none)
   uint64_t commands = 0, read_bytes = 0, write_bytes = 0, pdus_rx = 0, pdus_tx = 0;
   HistogramData queue_wait;  // readiness/enqueue -> io_work start (the engine's wqlat)

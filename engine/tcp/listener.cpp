@@ -107,10 +107,12 @@ void TcpTransport::accept_one(int lfd) {
     // Attach under the lock: a live switch changes _executor under the same lock and then
     // moves every queue it finds in _executor's task list, so none is left behind.
     std::lock_guard<std::recursive_mutex> lk(_mutex);
-    auto* q = new TcpQueue(fd, peer_name(peer), _target, *_executor, _limits, _budgets);
+    auto* q = new TcpQueue(fd, peer_name(peer), _target, *_executor, _limits, _budgets,
+                          _mechanism.load(std::memory_order_relaxed));
     q->set_retire_hook([this](TcpQueue* dead) { on_retire(dead); });
     _queues.insert(q);
-    q->stats().set_identity({_next_queue_id++, 0, 0, {}, q->peer()});
+    q->stats().set_identity({_next_queue_id++, 0, 0, {}, q->peer(),
+                             q->mechanism() == IoMechanism::io_uring ? "io_uring" : "epoll"});
     _registry.add_queue(&q->stats());
     _executor->attach(*q);
   }

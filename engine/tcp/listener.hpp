@@ -48,6 +48,9 @@ class TcpTransport {
   std::string move_queues(exec::Executor& to, unsigned timeout_ms);
   exec::Executor& executor() const;
   void set_budgets(const Budgets& b) { _budgets.set(b); }
+  // For connections accepted from now on; a connected queue keeps the mechanism it started
+  // with (its receive is armed on its own ring or registered with its executor's epoll).
+  void set_io_mechanism(IoMechanism m) { _mechanism.store(m, std::memory_order_relaxed); }
   Budgets budgets() const { return _budgets.load(); }
 
   TransportStats stats() const;
@@ -64,6 +67,7 @@ class TcpTransport {
   exec::Executor* _executor;  // guarded by _mutex
   QueueLimits _limits;
   LiveBudgets _budgets;
+  std::atomic<IoMechanism> _mechanism{IoMechanism::epoll};
   std::vector<int> _listen_fds;
   int _epoll_fd = -1;
   int _stop_fd = -1;

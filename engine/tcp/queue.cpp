@@ -40,7 +40,7 @@ Budgets LiveBudgets::load() const {
 }
 
 TcpQueue::TcpQueue(int fd, std::string peer, core::Target& target, exec::Executor& executor,
-                   const QueueLimits& limits, const LiveBudgets& budgets)
+                   const QueueLimits& limits, const LiveBudgets& budgets, IoMechanism mechanism)
     : _fd(fd), _peer(std::move(peer)), _target(target), _executor(&executor), _limits(limits),
       _live_budgets(budgets), _budgets(budgets.load()), _slab(2 * size_t{limits.mdts_bytes} * limits.queue_depth),
       _ioctx(limits.queue_depth), _sq(target, *this, _stats), _cmds(new Command[limits.queue_depth]),
@@ -56,9 +56,15 @@ TcpQueue::TcpQueue(int fd, std::string peer, core::Target& target, exec::Executo
     _free.push_back(static_cast<uint16_t>(i));
   }
   _tx.resize(2 * size_t{limits.queue_depth} + 4);
+  if (mechanism == IoMechanism::io_uring) {
+    std::string error;
+    _usock = std::make_unique<UringSocket>(_fd, _ioctx, error);
+    if (!_usock->armed()) _usock.reset();  // the transport probed at switch time; epoll still works
+  }
 }
 
 TcpQueue::~TcpQueue() {
+  _usock.reset();  // cancels by fd: before the close
   if (_fd >= 0) ::close(_fd);
 }
 
@@ -87,7 +93,7 @@ void TcpQueue::set_state(Command& c, CmdState s) {
 }
 
 unsigned TcpQueue::reap(unsigned budget) {
-  if (_ioctx.inflight() == 0) return 0;
+  if (_ioctx.inflight() == 0 && !_usock) return 0;
   return _ioctx.reap(budget, [this](backend::Io& io) { _sq.on_backend_done(io); });
 }
 
@@ -134,9 +140,11 @@ exec::Progress TcpQueue::pass(unsigned max_rx_pdus) {
   _pass_bytes = 0;
   bool progress = true;
   while (progress && ops < _budgets.ops_per_pass && rx_total < max_rx_pdus) {
+    // io_uring: received data arrives as CQEs, so reap before receiving.
+    const unsigned early = _usock ? reap(_budgets.reap_batch) : 0;
     const unsigned rx = _closing ? 0 : rx_pass(std::min(_budgets.recv_pdus, max_rx_pdus - rx_total));
     _ioctx.flush_submissions();
-    const unsigned done = reap(_budgets.reap_batch);
+    const unsigned done = early + reap(_budgets.reap_batch);
     const unsigned tx = tx_pass(_budgets.send_pdus);
     progress = rx + done + tx > 0;
     ops += rx + done + tx;
@@ -156,7 +164,7 @@ exec::Progress TcpQueue::pass(unsigned max_rx_pdus) {
     _sq.unbind();  // no kicks can reach this queue after this returns
     return exec::Progress::closed;
   }
-  const bool buffered = _rx_tail > _rx_head && !_closing;
+  const bool buffered = (_rx_tail > _rx_head || (_usock && _usock->buffered())) && !_closing;
   return (progress || buffered) ? exec::Progress::more : exec::Progress::idle;
 }
 

@@ -21,6 +21,7 @@
 #include "engine/stats/registry.hpp"
 #include "engine/tcp/codec.hpp"
 #include "engine/tcp/digest.hpp"
+#include "engine/tcp/uring_socket.hpp"
 
 namespace core {
 class Target;
@@ -58,6 +59,10 @@ class LiveBudgets {
   std::atomic<uint32_t> _bytes{0};
 };
 
+// How a queue talks to its socket: readiness through epoll and non-blocking recv()/sendmsg(),
+// or io_uring (multishot receive into provided buffers on the queue's ring; uring_socket.hpp).
+enum class IoMechanism : uint8_t { epoll, io_uring };
+
 inline constexpr uint32_t admin_icd_size = 8192;  // NVME_TCP_ADMIN_CCSZ: Connect and friends
 
 // Per-command state on the wire, changed only through TcpQueue::set_state.
@@ -70,8 +75,11 @@ struct QueueCounters {
 
 class TcpQueue final : public exec::Task, public core::TransportQueue {
  public:
+  // With IoMechanism::io_uring and a kernel that refuses it, the queue falls back to epoll
+  // (mechanism() says which it uses).
   TcpQueue(int fd, std::string peer, core::Target& target, exec::Executor& executor,
-           const QueueLimits& limits, const LiveBudgets& budgets);
+           const QueueLimits& limits, const LiveBudgets& budgets,
+           IoMechanism mechanism = IoMechanism::epoll);
   ~TcpQueue() override;
 
   // exec::Task
@@ -79,7 +87,10 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   exec::Progress io_work_limited(unsigned max_pdus) override { return pass(max_pdus); }
   int incoming_cpu() const override;
   bool is_admin() const override { return _admin.load(std::memory_order_relaxed); }
-  std::array<int, 2> fds() const override { return {_fd, _ioctx.notify_fd()}; }
+  // With io_uring the socket is never polled: its data and write readiness arrive as CQEs
+  // on the ring, whose eventfd is the one fd to watch.
+  std::array<int, 2> fds() const override { return {_usock ? -1 : _fd, _ioctx.notify_fd()}; }
+  IoMechanism mechanism() const { return _usock ? IoMechanism::io_uring : IoMechanism::epoll; }
   void retire() override;
 
   // core::TransportQueue
@@ -173,6 +184,8 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
     Slab& operator=(const Slab&) = delete;
   } _slab;
   backend::IoContext _ioctx;
+  // After _ioctx: destroyed first, it cancels its receive on the ring before the ring goes.
+  std::unique_ptr<UringSocket> _usock;
   core::SubmissionQueue _sq;
   Negotiated _neg;
   uint8_t _hpda = 0;  // the host's required C2H data alignment

@@ -23,7 +23,7 @@ unsigned TcpQueue::rx_pass(unsigned budget) {
   unsigned pdus = rx_process(budget);
   while (pdus < budget && !_closing && _fd >= 0) {
     const auto win = rx_window();
-    const ssize_t n = ::recv(_fd, win.data(), win.size(), MSG_DONTWAIT);
+    const ssize_t n = _usock ? _usock->read(win) : ::recv(_fd, win.data(), win.size(), MSG_DONTWAIT);
     if (n > 0) {
       _counters.bytes_rx.add(static_cast<uint64_t>(n));
       _pass_bytes += static_cast<uint64_t>(n);
@@ -31,7 +31,7 @@ unsigned TcpQueue::rx_pass(unsigned budget) {
       pdus += rx_process(budget - pdus);
       continue;
     }
-    if (n < 0 && (errno == EAGAIN || errno == EINTR)) break;
+    if (_usock ? n == 0 : (n < 0 && (errno == EAGAIN || errno == EINTR))) break;
     // 0: the host closed the connection; other errors: the connection is gone.
     _closing = true;
     drop_tx();

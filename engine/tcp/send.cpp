@@ -121,6 +121,8 @@ unsigned TcpQueue::tx_pass(unsigned budget) {
     if (errno != EAGAIN && errno != EINTR) {
       _closing = true;
       drop_tx();
+    } else if (_usock) {
+      _usock->want_writable();  // nobody polls the socket itself under io_uring
     }
     return 0;
   }

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <thread>
 
@@ -123,7 +124,8 @@ struct Rig {
   std::unique_ptr<initiator::Controller> ctrl;
   std::vector<Worker> workers;
 
-  void start(unsigned queues) {
+  // halfway: called once half the I/O queues are connected (to change what later ones get).
+  void start(unsigned queues, const std::function<void()>& halfway = {}) {
     auto errs = eng.start();
     ASSERT_TRUE(errs.empty()) << errs.front().path << ": " << errs.front().message;
     initiator::Target t;
@@ -135,6 +137,7 @@ struct Rig {
     ctrl = std::move(c.value());
     workers.resize(queues);
     for (unsigned i = 0; i < queues; ++i) {
+      if (i == queues / 2 && halfway) halfway();
       auto q = ctrl->create_io_queue(32);
       ASSERT_TRUE(q.ok()) << q.error().to_string();
       workers[i].q = std::move(q.value());
@@ -205,11 +208,14 @@ uint64_t thread_cpu_ns(int tid) {
 }
 
 TEST(ExecutionModels, EachModeServesWriteVerifyFromSeveralQueues) {
-  for (const auto& m : all_modes()) {
-    SCOPED_TRACE(m.mode);
+  for (const char* mechanism : {"epoll", "io_uring"})
+  for (auto m : all_modes()) {
+    m.io_mechanism = mechanism;
+    SCOPED_TRACE(m.mode + " with " + mechanism);
     Rig rig;
     rig.eng.set_log_sink([](engine::LogLevel, std::string_view) {});
     ASSERT_TRUE(rig.eng.set_threading(m).empty());
+    rig.eng.set_sample_interval_ms(100);
     rig.start(4);
     std::atomic<bool> stop{false};
     std::thread timer([&] {
@@ -220,6 +226,11 @@ TEST(ExecutionModels, EachModeServesWriteVerifyFromSeveralQueues) {
     timer.join();
     rig.check_clean();
     EXPECT_EQ(rig.eng.threading().mode, m.mode);
+    for (const auto& q : rig.eng.last_snapshot().queues) {
+      if (q.qid > 0) {
+        EXPECT_EQ(q.io_mechanism, mechanism) << "queue " << q.qid;
+      }
+    }
     expect_pinned(rig.eng);
   }
 }
@@ -229,8 +240,19 @@ TEST(ExecutionModels, LiveSwitchStressLosesNothing) {
   ASSERT_GE(modes.size(), 2u) << "need two execution models to switch between";
   const auto cpus = control::allowed_cpus();
   Rig rig;
-  rig.start(8);
+  // Half the queues receive through epoll, half through io_uring (a queue keeps the mechanism
+  // it was accepted with), so both survive every switch.
+  rig.start(8, [&] {
+    auto t = rig.eng.threading();
+    t.io_mechanism = "io_uring";
+    ASSERT_TRUE(rig.eng.set_threading(t).empty());
+  });
   const auto connects_before = rig.eng.stats().connects;
+  rig.eng.set_sample_interval_ms(100);
+  std::this_thread::sleep_for(300ms);
+  unsigned on_uring = 0;
+  for (const auto& q : rig.eng.last_snapshot().queues) on_uring += q.qid > 0 && q.io_mechanism == "io_uring";
+  ASSERT_EQ(on_uring, 4u) << "half the I/O queues must receive through io_uring";
   std::atomic<bool> stop{false};
   unsigned changes = 0;
   std::vector<std::string> failures;
@@ -240,6 +262,7 @@ TEST(ExecutionModels, LiveSwitchStressLosesNothing) {
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
     while (std::chrono::steady_clock::now() < until) {
       auto t = modes[rng() % modes.size()];
+      t.io_mechanism = rng() % 2 ? "io_uring" : "epoll";
       // A random non-empty subset of the CPUs, sometimes all of them (empty = all).
       if (rng() % 3) {
         for (unsigned c : cpus)

@@ -211,8 +211,11 @@ TEST(Config, ReadmeExampleIsValid) {
   std::stringstream text;
   text << in.rdbuf();
   const std::string doc = text.str();
-  const auto start = doc.find("```json\n");
-  ASSERT_NE(start, std::string::npos) << "README.md has no ```json block";
+  // The example of the "Configuration (JSON)" section (other sections show other documents).
+  const auto section = doc.find("## Configuration (JSON)");
+  ASSERT_NE(section, std::string::npos) << "README.md has no Configuration (JSON) section";
+  const auto start = doc.find("```json\n", section);
+  ASSERT_NE(start, std::string::npos) << "README.md's Configuration section has no ```json block";
   const auto end = doc.find("```", start + 8);
   auto r = parse_config(doc.substr(start + 8, end - start - 8));
   EXPECT_TRUE(r.errors.empty()) << dump(r.errors);
@@ -826,6 +829,31 @@ TEST(Validate, ThreadingAndBudgetsBuiltInCode) {
   EXPECT_TRUE(m.count("$.budgets.ops_per_pass"));
   EXPECT_EQ(control::validate_threading(c.threading).size(), 2u);
   EXPECT_EQ(control::validate_budgets(c.budgets, "b").at(0).path, "b.ops_per_pass");
+}
+
+// BackendSpec::delay_us: null and ram only, 0..1 s, encoded and read back.
+TEST(Config, BackendDelayRules) {
+  auto ns = [](const std::string& body) {
+    return std::string(R"({"subsystems":[{"nqn":"nqn.2026-12.io.nvmetune:d","namespaces":[)") + body + "]}]}";
+  };
+  auto ok = control::parse_config(ns(R"({"nsid":1,"backend":"ram","size":"1MiB","delay_us":2000})"));
+  ASSERT_TRUE(ok.errors.empty()) << ok.errors.front().path << ": " << ok.errors.front().message;
+  EXPECT_EQ(ok.config.subsystems[0].namespaces[0].backend.delay_us, 2000u);
+  EXPECT_EQ(control::to_json(ok.config.subsystems[0].namespaces[0])["delay_us"], 2000);
+  auto back = control::parse_config(control::to_json(ok.config).dump());
+  ASSERT_TRUE(back.errors.empty());
+  EXPECT_EQ(back.config.subsystems[0].namespaces[0].backend.delay_us, 2000u);
+  EXPECT_FALSE(control::to_json(control::default_config().subsystems[0].namespaces[0]).contains("delay_us"));
+
+  auto file = control::parse_config(ns(R"({"nsid":1,"backend":"file","path":"/tmp/x","delay_us":5})"));
+  ASSERT_EQ(file.errors.size(), 1u);
+  EXPECT_EQ(file.errors[0].path, "$.subsystems[0].namespaces[0].delay_us");
+  auto big = control::parse_config(ns(R"({"nsid":1,"backend":"null","size":"1MiB","delay_us":1000001})"));
+  ASSERT_EQ(big.errors.size(), 1u);
+  EXPECT_EQ(big.errors[0].path, "$.subsystems[0].namespaces[0].delay_us");
+  control::NamespaceConfig one;
+  EXPECT_EQ(control::parse_namespace(nlohmann::json::parse(R"({"nsid":2,"backend":"null","size":4096,"delay_us":-1})"),
+                                     "params", one).at(0).path, "params.delay_us");
 }
 
 }  // namespace

@@ -21,7 +21,7 @@ bool in_range(const Io& io, uint64_t size) {
 
 RamBackend::~RamBackend() { munmap(_memory, _size_bytes); }
 
-bool RamBackend::submit(IoContext&, Io& io) {
+bool RamBackend::submit(IoContext& ctx, Io& io) {
   bool ranged = io.op != IoOp::flush;
   if (ranged && !in_range(io, _size_bytes)) {
     io.result = -ERANGE;
@@ -42,7 +42,9 @@ bool RamBackend::submit(IoContext&, Io& io) {
       break;
   }
   io.result = 0;
-  return true;
+  // Delayed: the data moved now, only the completion waits (what a host can observe).
+  if (_delay_ns == 0) return true;
+  return !ctx.complete_after(io, _delay_ns);
 }
 
 // Whole pages are dropped with MADV_DONTNEED: on a private anonymous mapping they read back
@@ -72,7 +74,7 @@ std::unique_ptr<Backend> open_ram_backend(const BackendSpec& spec, std::string& 
             " bytes: " + std::generic_category().message(errno);
     return nullptr;
   }
-  return std::make_unique<RamBackend>(static_cast<uint8_t*>(memory), spec.size_bytes);
+  return std::make_unique<RamBackend>(static_cast<uint8_t*>(memory), spec.size_bytes, spec.delay_us);
 }
 
 std::span<uint8_t> ram_backend_memory(Backend& backend) {

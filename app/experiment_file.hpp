@@ -1,0 +1,60 @@
+#pragma once
+// The experiment file of `nvmetune experiment` (README.md "nvmetune experiment"): engine
+// settings x workloads x contention levels, and where to run them. Parsed and validated in one
+// pass; every error names its JSON path, like the engine's configuration.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "app/perf.hpp"
+#include "engine/control/config.hpp"
+
+namespace app {
+
+// One engine setting: a partial "threading" and/or "budgets" object, as threading.set and
+// budgets.set take them, merged onto the engine's starting values (never onto the previous cell).
+struct ExperimentSetting {
+  std::string name;
+  nlohmann::json threading = nlohmann::json::object();
+  nlohmann::json budgets = nlohmann::json::object();
+};
+
+struct ExperimentWorkload {
+  std::string name;
+  PerfOptions perf;  // rw, bs, qd, queues, threads, rwmixread, time, ramp, digest, nsid
+};
+
+struct ExperimentContention {
+  std::string name;
+  unsigned load_pct = 0;     // 0 = no hog
+  bool on_target = true;     // "cpus": "target" (the cell's target CPUs)
+  std::vector<unsigned> cpus;  // else this list
+  unsigned period_us = 10'000;
+};
+
+struct ExperimentPlan {
+  std::string name;
+  std::optional<control::Config> engine_config;  // embedded: "engine" (inline or a file)
+  std::string socket;        // remote: a running engine's control socket
+  std::string traddr;        // remote: where perf connects (default: the engine's first listener)
+  std::string trsvcid;
+  std::string subnqn;        // default: the first subsystem
+  bool initiator_auto = true;          // "initiator_cpus": "auto": the CPUs the target does not use
+  std::vector<unsigned> initiator_cpus;  // else this list (empty with auto=false: not pinned)
+  double settle_s = 0.5;     // after applying a setting, before the workload starts
+  std::vector<ExperimentSetting> settings;
+  std::vector<ExperimentWorkload> workloads;
+  std::vector<ExperimentContention> contention;
+};
+
+struct ExperimentParse {
+  ExperimentPlan plan;
+  std::vector<control::ConfigError> errors;  // empty = valid
+};
+
+// base_dir resolves a relative "engine": {"config_file": ...}.
+ExperimentParse parse_experiment(const std::string& text, const std::string& base_dir);
+
+}  // namespace app

@@ -1,0 +1,49 @@
+#pragma once
+// Where `nvmetune experiment` applies its settings and reads the engine's statistics: an
+// engine it starts itself (embedded, in this process) or a running one behind its control
+// socket. Both look the same to the runner.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "app/experiment_file.hpp"
+#include "engine/control/config.hpp"
+#include "engine/initiator/target.hpp"
+#include "engine/stats/histogram_data.hpp"
+
+namespace app {
+
+// One closed sampler interval, reduced to what a cell reports.
+struct EngineInterval {
+  uint64_t seq = 0;
+  int64_t end_ns = 0;        // CLOCK_REALTIME at the interval's end
+  uint64_t interval_ns = 0;
+  uint64_t commands = 0;
+  uint64_t worker_cpu_ns = 0;  // summed over the engine's workers
+  stats::HistogramData queue_wait;  // all queues
+};
+
+class ExperimentTarget {
+ public:
+  virtual ~ExperimentTarget() = default;
+  virtual std::string describe() const = 0;
+  // Where perf connects (nsid is the workload's).
+  virtual initiator::Target perf_target() const = 0;
+  // The values settings are merged onto (the engine's at the start of the experiment).
+  virtual control::ThreadingConfig base_threading() const = 0;
+  virtual control::BudgetConfig base_budgets() const = 0;
+  // Applies both live. Empty on success, else the engine's refusal (each bad field named).
+  virtual std::string apply(const control::ThreadingConfig& t, const control::BudgetConfig& b) = 0;
+  // The last closed interval, if any yet.
+  virtual std::optional<EngineInterval> latest() = 0;
+};
+
+// Starts an engine from cfg (the plan's, or a default: a 512 MiB RAM namespace on a free
+// 127.0.0.1 port). nullptr with error set when it does not start.
+std::unique_ptr<ExperimentTarget> start_embedded_target(const ExperimentPlan& plan, std::string& error);
+// Connects to the engine behind socket_path. nullptr with error set when none answers.
+std::unique_ptr<ExperimentTarget> connect_remote_target(const ExperimentPlan& plan, const std::string& socket_path,
+                                                        std::string& error);
+
+}  // namespace app

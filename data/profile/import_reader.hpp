@@ -1,0 +1,87 @@
+#pragma once
+// Private to data/profile/: tolerant reading of another tool's JSON for the importers. A value of
+// the wrong shape is an error with its path and reads as absent, so one pass reports them all.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/control/config.hpp"
+
+namespace data::import {
+
+using json = nlohmann::json;
+
+class Reader {
+ public:
+  explicit Reader(std::vector<control::ConfigError>& errors) : _errors(errors) {}
+
+  void error(std::string path, std::string message) { _errors.push_back({std::move(path), std::move(message)}); }
+
+  // obj[key] as an array (empty when absent; an error when not an array).
+  const json& array(const json& obj, const char* key, const std::string& path) {
+    static const json empty = json::array();
+    if (!obj.is_object() || !obj.contains(key)) return empty;
+    const json& v = obj[key];
+    if (!v.is_array()) return error(path + "." + key, std::string("expected an array, got ") + v.type_name()), empty;
+    return v;
+  }
+
+  const json& object(const json& obj, const char* key, const std::string& path) {
+    static const json empty = json::object();
+    if (!obj.is_object() || !obj.contains(key)) return empty;
+    const json& v = obj[key];
+    if (!v.is_object()) return error(path + "." + key, std::string("expected an object, got ") + v.type_name()), empty;
+    return v;
+  }
+
+  // Strings, and numbers written as text (nvmetcli writes most attributes as strings).
+  std::optional<std::string> string(const json& obj, const char* key, const std::string& path) {
+    if (!obj.is_object() || !obj.contains(key)) return std::nullopt;
+    const json& v = obj[key];
+    if (v.is_string()) return v.get<std::string>();
+    if (v.is_number_integer()) return v.dump();
+    return error(path + "." + key, "expected a string, got " + v.dump()), std::nullopt;
+  }
+
+  // Integers, and integers written as strings ("16384").
+  std::optional<uint64_t> number(const json& obj, const char* key, const std::string& path) {
+    if (!obj.is_object() || !obj.contains(key)) return std::nullopt;
+    const json& v = obj[key];
+    if (v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0)) return v.get<uint64_t>();
+    if (v.is_string()) {
+      uint64_t n = 0;
+      if (control::parse_size(v.get<std::string>(), n)) return n;
+    }
+    return error(path + "." + key, "expected a non-negative integer, got " + v.dump()), std::nullopt;
+  }
+
+  // true/false, 1/0 and "1"/"0" (nvmetcli's attributes).
+  std::optional<bool> flag(const json& obj, const char* key, const std::string& path) {
+    if (!obj.is_object() || !obj.contains(key)) return std::nullopt;
+    const json& v = obj[key];
+    if (v.is_boolean()) return v.get<bool>();
+    if (v == 1 || v == "1") return true;
+    if (v == 0 || v == "0") return false;
+    return error(path + "." + key, "expected true or false (or 1/0), got " + v.dump()), std::nullopt;
+  }
+
+ private:
+  std::vector<control::ConfigError>& _errors;
+};
+
+inline std::string index_path(const std::string& path, size_t i) { return path + "[" + std::to_string(i) + "]"; }
+
+// The keys of obj not in known, comma-separated ("" when none): what a report lists.
+template <size_t N>
+std::string other_keys(const json& obj, const std::string_view (&known)[N]) {
+  std::string out;
+  if (!obj.is_object()) return out;
+  for (const auto& [k, v] : obj.items())
+    if (std::find(std::begin(known), std::end(known), k) == std::end(known)) out += (out.empty() ? "" : ", ") + k;
+  return out;
+}
+
+}  // namespace data::import

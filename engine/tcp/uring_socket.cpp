@@ -1,0 +1,172 @@
+// io_uring receive for a TCP queue (see uring_socket.hpp).
+#include "engine/tcp/uring_socket.hpp"
+
+#include <liburing.h>
+#include <poll.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+namespace tcp {
+namespace {
+
+constexpr uint16_t buffer_group = 0;  // one group per ring: the ring is the queue's own
+
+void* map_pages(size_t bytes) {
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+
+}  // namespace
+
+UringSocket::UringSocket(int fd, backend::IoContext& ctx, std::string& error) : _fd(fd), _ctx(ctx) {
+  io_uring* ring = ctx.ring();
+  if (ring == nullptr) {
+    error = std::string("io_uring setup failed: ") + std::strerror(errno);
+    return;
+  }
+  // The buffer ring itself must be page aligned (the kernel pins it); the buffers follow it in
+  // the same mapping so a queue costs one mmap.
+  _br_bytes = sizeof(io_uring_buf) * buffer_count;
+  const size_t total = _br_bytes + size_t{buffer_count} * buffer_size;
+  void* mem = map_pages(total);
+  if (mem == nullptr) {
+    error = std::string("cannot map receive buffers: ") + std::strerror(errno);
+    return;
+  }
+  auto* br = static_cast<io_uring_buf_ring*>(mem);
+  io_uring_buf_reg reg{};
+  reg.ring_addr = reinterpret_cast<uintptr_t>(br);
+  reg.ring_entries = buffer_count;
+  reg.bgid = buffer_group;
+  if (const int ret = io_uring_register_buf_ring(ring, &reg, 0); ret < 0) {
+    error = std::string("provided buffer ring refused: ") + std::strerror(-ret);
+    munmap(mem, total);
+    return;
+  }
+  _br = br;
+  _bufs = static_cast<uint8_t*>(mem) + _br_bytes;
+  io_uring_buf_ring_init(_br);
+  for (unsigned i = 0; i < buffer_count; ++i)
+    io_uring_buf_ring_add(_br, _bufs + size_t{i} * buffer_size, buffer_size, static_cast<uint16_t>(i),
+                          io_uring_buf_ring_mask(buffer_count), static_cast<int>(i));
+  io_uring_buf_ring_advance(_br, buffer_count);
+  ctx.set_foreign_sink(this);
+  arm_recv();
+}
+
+UringSocket::~UringSocket() {
+  if (_br == nullptr) return;
+  if (_recv_armed || _poll_armed) {
+    if (io_uring_sqe* sqe = _ctx.foreign_sqe()) {
+      // Every operation of ours on this fd: the multishot receive and a pending poll.
+      io_uring_prep_cancel_fd(sqe, _fd, IORING_ASYNC_CANCEL_ALL);
+      io_uring_sqe_set_data64(sqe, tag(op_cancel));
+    }
+    _ctx.wait_foreign([this] { return !_recv_armed && !_poll_armed; });
+  }
+  _ctx.set_foreign_sink(nullptr);
+  io_uring_unregister_buf_ring(_ctx.ring(), buffer_group);
+  munmap(_br, _br_bytes + size_t{buffer_count} * buffer_size);
+}
+
+std::string UringSocket::probe() {
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return std::strerror(errno);
+  std::string error;
+  {
+    backend::IoContext ctx(8);
+    UringSocket s(sv[0], ctx, error);
+    if (error.empty()) {
+      // The receive must really deliver: older kernels accept the SQE and fail it with EINVAL.
+      const char msg[] = "probe";
+      if (write(sv[1], msg, sizeof msg) != sizeof msg) error = std::strerror(errno);
+      ctx.flush_submissions();
+      uint8_t got[sizeof msg];
+      ssize_t n = 0;
+      for (int spin = 0; spin < 1000 && n == 0 && error.empty(); ++spin) {
+        if (io_uring_cqe* cqe = nullptr; io_uring_wait_cqe(ctx.ring(), &cqe) == 0) (void)cqe;
+        ctx.reap(8, [](backend::Io&) {});
+        n = s.read(got);
+      }
+      if (error.empty() && n != static_cast<ssize_t>(sizeof msg)) error = "multishot receive delivered nothing";
+    }
+  }
+  close(sv[0]);
+  close(sv[1]);
+  return error;
+}
+
+void UringSocket::arm_recv() {
+  io_uring_sqe* sqe = _ctx.foreign_sqe();
+  if (sqe == nullptr) return;  // ring full: read() re-arms on its next call
+  io_uring_prep_recv_multishot(sqe, _fd, nullptr, 0, 0);
+  sqe->flags |= IOSQE_BUFFER_SELECT;
+  sqe->buf_group = buffer_group;
+  io_uring_sqe_set_data64(sqe, tag(op_recv));
+  _recv_armed = true;
+}
+
+void UringSocket::want_writable() {
+  if (_poll_armed || _br == nullptr) return;
+  io_uring_sqe* sqe = _ctx.foreign_sqe();
+  if (sqe == nullptr) return;
+  io_uring_prep_poll_add(sqe, _fd, POLLOUT);
+  io_uring_sqe_set_data64(sqe, tag(op_poll));
+  _poll_armed = true;
+}
+
+void UringSocket::on_cqe(uint64_t user_data, int32_t res, uint32_t flags) {
+  switch (static_cast<Op>(user_data >> 3)) {
+    case op_poll:
+      _poll_armed = false;  // one shot: the next pass sends, and re-arms if still full
+      return;
+    case op_cancel:
+      return;
+    case op_recv:
+      break;
+  }
+  if (!(flags & IORING_CQE_F_MORE)) _recv_armed = false;
+  if (res > 0 && (flags & IORING_CQE_F_BUFFER)) {
+    const auto bid = static_cast<uint16_t>(flags >> IORING_CQE_BUFFER_SHIFT);
+    // At most buffer_count chunks exist: each holds one of the provided buffers.
+    _fifo[(_head + _count++) % buffer_count] = {bid, 0, static_cast<uint32_t>(res)};
+    return;
+  }
+  // ENOBUFS: every buffer is waiting in the FIFO; read() re-arms once it frees one. ECANCELED:
+  // our own teardown. Anything else (0 = the host closed, or a socket error) ends the stream.
+  if (res == -ENOBUFS || res == -ECANCELED) return;
+  if (res <= 0) _eof = true;
+}
+
+void UringSocket::recycle(uint16_t bid) {
+  io_uring_buf_ring_add(_br, _bufs + size_t{bid} * buffer_size, buffer_size, bid,
+                        io_uring_buf_ring_mask(buffer_count), 0);
+  io_uring_buf_ring_advance(_br, 1);
+}
+
+ssize_t UringSocket::read(std::span<uint8_t> dst) {
+  size_t copied = 0;
+  while (_count > 0 && copied < dst.size()) {
+    Chunk& c = _fifo[_head];
+    const size_t n = std::min<size_t>(c.len - c.off, dst.size() - copied);
+    std::memcpy(dst.data() + copied, _bufs + size_t{c.bid} * buffer_size + c.off, n);
+    copied += n;
+    c.off += static_cast<uint32_t>(n);
+    if (c.off == c.len) {
+      recycle(c.bid);
+      _head = (_head + 1) % buffer_count;
+      --_count;
+    }
+  }
+  // A receive that stopped for lack of buffers resumes once one is back (submitted with this
+  // pass's flush_submissions).
+  if (!_recv_armed && !_eof && _count < buffer_count) arm_recv();
+  if (copied > 0) return static_cast<ssize_t>(copied);
+  return _eof ? -1 : 0;
+}
+
+}  // namespace tcp

@@ -1,0 +1,76 @@
+#pragma once
+// The io_uring receive side of a TCP queue (io_mechanism "io_uring"): one multishot recv with
+// provided buffers armed on the queue's own ring, so the kernel delivers data without a
+// recv() syscall per pass and wakes the queue through the ring's eventfd, the same one its
+// backend completions use. Received chunks wait in a fixed FIFO until the receive path copies
+// them out (read()); a buffer goes back to the kernel as soon as it is consumed.
+//
+// Write readiness: the send path stays one sendmsg() per pass (it already batches every PDU of
+// the pass); when the socket is full, want_writable() arms one POLLOUT poll on the ring, so an
+// executor watching only the ring's eventfd still learns when to send again.
+//
+// Only the thread running the queue's io_work touches it, like everything in the queue.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "engine/backend/io_context.hpp"
+
+struct io_uring_buf_ring;
+
+namespace tcp {
+
+class UringSocket final : backend::IoContext::ForeignSink {
+ public:
+  static constexpr unsigned buffer_count = 16;       // power of two (buffer-ring size)
+  static constexpr uint32_t buffer_size = 16 * 1024;
+
+  // Sets up the buffer ring on ctx's ring and arms the receive. On failure error is set and
+  // the object is unusable (armed() false).
+  UringSocket(int fd, backend::IoContext& ctx, std::string& error);
+  // Cancels the receive and the poll and waits for their last completions: until then the
+  // kernel may still write into the buffers.
+  ~UringSocket();
+  UringSocket(const UringSocket&) = delete;
+  UringSocket& operator=(const UringSocket&) = delete;
+
+  bool armed() const { return _br != nullptr; }
+  // Copies received bytes into dst. Returns the count, 0 when nothing is buffered (and the
+  // connection is fine), -1 when the host closed the connection or it failed.
+  ssize_t read(std::span<uint8_t> dst);
+  bool buffered() const { return _count > 0; }
+  // The socket is full: complete a POLLOUT poll on the ring when it drains.
+  void want_writable();
+
+  // Whether the probe could set a multishot receive with provided buffers up on this kernel.
+  static std::string probe();
+
+ private:
+  enum Op : uint64_t { op_recv = 1, op_poll = 2, op_cancel = 3 };
+  struct Chunk {
+    uint16_t bid = 0;
+    uint32_t off = 0, len = 0;
+  };
+
+  void on_cqe(uint64_t user_data, int32_t res, uint32_t flags) override;
+  void arm_recv();
+  void recycle(uint16_t bid);
+  static uint64_t tag(Op op) { return (uint64_t{op} << 3) | backend::IoContext::foreign_tag; }
+
+  int _fd;
+  backend::IoContext& _ctx;
+  io_uring_buf_ring* _br = nullptr;
+  size_t _br_bytes = 0;
+  uint8_t* _bufs = nullptr;
+  unsigned _bgid = 0;
+  bool _recv_armed = false;
+  bool _poll_armed = false;
+  bool _eof = false;  // end of stream or an error: nothing more will arrive
+  // Chunks received and not yet consumed, oldest first. At most buffer_count exist (one per
+  // provided buffer), so a fixed ring suffices.
+  Chunk _fifo[buffer_count];
+  unsigned _head = 0, _count = 0;
+};
+
+}  // namespace tcp

@@ -1,0 +1,171 @@
+// The load generator behind `nvmetune perf` (engine/initiator/load_generator) against the
+// engine: verify mode finds a block corrupted behind the engine's back and names its LBA, and
+// latency percentiles measured through an injected backend delay land at that delay.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/control/config.hpp"
+#include "engine/control/engine.hpp"
+#include "engine/control/executor_factory.hpp"
+#include "engine/initiator/load_generator.hpp"
+
+namespace {
+
+constexpr const char* test_nqn = "nqn.2026-12.io.nvmetune:perf-itest";
+constexpr uint32_t block = 512;
+constexpr uint32_t io_size = 4096;
+constexpr uint64_t file_ns_bytes = 1 << 20;
+
+// Latency checks at 10 % must measure the engine, not a busy machine's scheduler: as root,
+// this thread asks for nice -20 before the engine starts, and every engine and load thread
+// inherits it (nice is per thread on Linux and copied at thread creation).
+void prefer_this_process() { (void)setpriority(PRIO_PROCESS, 0, -20); }
+
+control::Config one_namespace(const backend::BackendSpec& spec) {
+  control::Config c;
+  c.listeners.push_back(control::ListenerConfig{"tcp", "127.0.0.1", "0"});
+  control::SubsystemConfig s;
+  s.nqn = test_nqn;
+  s.allow_any_host = true;
+  control::NamespaceConfig ns;
+  ns.nsid = 1;
+  ns.backend = spec;
+  ns.block_size = block;
+  s.namespaces.push_back(ns);
+  c.subsystems.push_back(s);
+  c.threading.threads = 1;
+  return c;
+}
+
+initiator::LoadSpec load_on(const engine::Engine& e) {
+  initiator::LoadSpec spec;
+  spec.target.traddr = "127.0.0.1";
+  spec.target.port = e.listeners().front().port;
+  spec.target.subnqn = test_nqn;
+  return spec;
+}
+
+class TempFile {
+ public:
+  TempFile() {
+    char tmpl[] = "/var/tmp/nvmetune-perf-XXXXXX";
+    const int fd = mkstemp(tmpl);
+    if (fd >= 0) close(fd);
+    _path = tmpl;
+  }
+  ~TempFile() { unlink(_path.c_str()); }
+  const std::string& path() const { return _path; }
+
+ private:
+  std::string _path;
+};
+
+// Every block of a file-backed namespace is written once (sequential, --size = the namespace),
+// then, before the read-back, one 512-byte block is overwritten with pwrite behind the
+// engine's back: the read-back must report exactly that LBA.
+TEST(PerfAgainstEngine, VerifyReportsTheLbaOfABlockCorruptedBehindTheEnginesBack) {
+  TempFile file;
+  backend::BackendSpec b;
+  b.kind = "file";
+  b.path = file.path();
+  b.size_bytes = file_ns_bytes;
+  b.create = true;
+  b.direct = false;  // the page cache: our pwrite and the engine's reads see the same bytes
+  engine::Engine e(one_namespace(b));
+  ASSERT_TRUE(e.start().empty());
+  constexpr uint64_t bad_unit = 77;
+  constexpr uint64_t bad_lba = bad_unit * (io_size / block) + 3;
+  initiator::LoadSpec spec = load_on(e);
+  spec.pattern = initiator::Pattern::write;
+  spec.bs = io_size;
+  spec.qd = 4;
+  spec.size_bytes = file_ns_bytes;
+  spec.time_s = 0;
+  spec.verify = true;
+  bool corrupted = false;
+  spec.before_readback = [&] {
+    const int fd = open(file.path().c_str(), O_WRONLY);
+    ASSERT_GE(fd, 0);
+    std::vector<uint8_t> junk(block, 0xA5);
+    ASSERT_EQ(pwrite(fd, junk.data(), junk.size(), static_cast<off_t>(bad_lba * block)), static_cast<ssize_t>(block));
+    close(fd);
+    corrupted = true;
+  };
+  const initiator::LoadResult r = initiator::run_load(spec);
+  ASSERT_EQ(r.status, initiator::LoadResult::Status::ok) << r.error;
+  EXPECT_TRUE(r.failure.empty()) << r.failure;
+  EXPECT_TRUE(corrupted);
+  EXPECT_EQ(r.write.h.count, file_ns_bytes / io_size);
+  EXPECT_EQ(r.verify_checked, file_ns_bytes / io_size);  // the read-back saw every block
+  EXPECT_EQ(r.verify_mismatches, 1u);
+  ASSERT_EQ(r.mismatches.size(), 1u);
+  EXPECT_EQ(r.mismatches[0].lba, bad_lba);
+  EXPECT_EQ(r.mismatches[0].offset, 0u);  // the block's first bytes hold its LBA: they differ
+  EXPECT_FALSE(r.clean());
+  e.stop();
+}
+
+// The same run without corruption is clean: the mismatch above is the corruption, not noise.
+TEST(PerfAgainstEngine, VerifyIsCleanWithoutCorruption) {
+  backend::BackendSpec b;
+  b.kind = "ram";
+  b.size_bytes = file_ns_bytes;
+  engine::Engine e(one_namespace(b));
+  ASSERT_TRUE(e.start().empty());
+  initiator::LoadSpec spec = load_on(e);
+  spec.pattern = initiator::Pattern::randrw;
+  spec.qd = 8;
+  spec.time_s = 1;
+  spec.verify = true;
+  const initiator::LoadResult r = initiator::run_load(spec);
+  ASSERT_EQ(r.status, initiator::LoadResult::Status::ok) << r.error;
+  EXPECT_TRUE(r.clean()) << r.failure << " mismatches " << r.verify_mismatches;
+  EXPECT_GT(r.verify_checked, 0u);
+  e.stop();
+}
+
+// A null namespace with a fixed 10 ms completion delay: perf's p50 and p99 (submit to
+// completion, over TCP) are that delay plus the transport's few microseconds: within 10 %.
+TEST(PerfAgainstEngine, PercentilesLandAtAnInjectedBackendDelay) {
+  prefer_this_process();
+  constexpr double delay_ns = 10e6;
+  backend::BackendSpec b;
+  b.kind = "null";
+  b.size_bytes = 1 << 30;
+  b.delay_us = static_cast<uint32_t>(delay_ns / 1000);
+  // perf busy-polls: sharing a CPU with the engine's worker it would take its time slices and
+  // the test would measure the scheduler. Target and initiator on CPUs of their own.
+  auto cfg = one_namespace(b);
+  const auto cpus = control::allowed_cpus();
+  if (cpus.size() >= 2) cfg.threading.cpus = {cpus[0]};
+  engine::Engine e(cfg);
+  ASSERT_TRUE(e.start().empty());
+  initiator::LoadSpec spec = load_on(e);
+  if (cpus.size() >= 2) spec.cpus = {cpus[1]};
+  spec.pattern = initiator::Pattern::randread;
+  spec.qd = 4;
+  spec.time_s = 2;
+  spec.ramp_s = 0.2;
+  const initiator::LoadResult r = initiator::run_load(spec);
+  ASSERT_EQ(r.status, initiator::LoadResult::Status::ok) << r.error;
+  ASSERT_TRUE(r.failure.empty()) << r.failure;
+  ASSERT_GT(r.read.h.count, 100u);
+  // p50 and p90 within 10 %; p99 also carries the wake-up latency of a shared machine, so a
+  // wider bound there (it still fails when completions are reaped late as a rule).
+  for (double p : {50.0, 90.0, 99.0}) {
+    const double v = r.read.h.percentile(p);
+    EXPECT_GE(v, delay_ns * 0.9) << "p" << p;
+    EXPECT_LE(v, delay_ns * (p < 99.0 ? 1.1 : 2.0)) << "p" << p;
+  }
+  EXPECT_GE(static_cast<double>(r.read.h.min_ns), delay_ns);  // never earlier than the delay
+  e.stop();
+}
+
+}  // namespace
