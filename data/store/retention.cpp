@@ -26,8 +26,12 @@ std::string Store::integrity_check() {
   std::lock_guard lock(_mu);
   Stmt s(_db, "PRAGMA integrity_check");
   std::string out;
-  while (s.row()) out += (out.empty() ? "" : "\n") + s.text(0);
-  return out.empty() ? "no answer: " + std::string(sqlite3_errmsg(_db)) : out;
+  while (s.row()) {
+    if (!out.empty()) out += '\n';
+    out += s.text(0);
+  }
+  if (out.empty()) out.append("no answer: ").append(sqlite3_errmsg(_db));
+  return out;
 }
 
 bool Store::vacuum(std::string& error) {
