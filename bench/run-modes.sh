@@ -11,7 +11,8 @@ rounds=${ROUNDS:-2}
 time_s=${TIME:-5}
 time_s=${time_s%.*}  # whole seconds
 ramp_s=${RAMP:-1}
-modes_wanted=${MODES:-"bound poll unbound inline"}
+# A variant is MODE or MODE+MECHANISM (epoll | io_uring: how new connections read their socket).
+modes_wanted=${MODES:-"bound poll unbound inline poll+io_uring bound+io_uring"}
 target_cpu=${TARGET_CPU:-0}
 perf_cpu=${PERF_CPU:-1}
 stall_switches=${STALL_SWITCHES:-5}
@@ -46,8 +47,11 @@ port=$(sed -n 's/^nvmetune: listening on tcp 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$ou
 if [ -z "$port" ]; then echo "serve did not start:" >&2; cat "$out_dir/serve.out" "$out_dir/serve.err" >&2; exit 1; fi
 remote="trtype:tcp traddr:127.0.0.1 trsvcid:$port subnqn:$nqn"
 
-set_mode() {  # set_mode MODE: live switch; 0 when the engine accepted it
-  "$bin" ctl --socket "$sock" threading.set "{\"mode\":\"$1\",\"cpumask\":\"$target_cpu\",\"threads\":1}" \
+set_mode() {  # set_mode MODE[+MECHANISM]: live switch; 0 when the engine accepted it
+  local mode=${1%%+*} mech=epoll
+  [[ $1 == *+* ]] && mech=${1#*+}
+  "$bin" ctl --socket "$sock" threading.set \
+    "{\"mode\":\"$mode\",\"cpumask\":\"$target_cpu\",\"threads\":1,\"io_mechanism\":\"$mech\"}" \
     >"$out_dir/ctl.out" 2>"$out_dir/ctl.err"
 }
 
@@ -112,7 +116,7 @@ except Exception:
     iops = mibs = p99 = mx = 0.0
 print(f"{rnd}\t{mode}\t{name}\t{iops:.0f}\t{mibs:.1f}\t{p99:.1f}\t{mx:.1f}\t{tc:.0f}\t{pc:.0f}")
 PY
-      tail -1 "$results" | awk -F'\t' '{printf "  round %s %-8s %-18s %9s IOPS %8s MiB/s p99 %8sus  target %s%% perf %s%%\n", $1,$2,$3,$4,$5,$6,$8,$9}'
+      tail -1 "$results" | awk -F'\t' '{printf "  round %s %-14s %-18s %9s IOPS %8s MiB/s p99 %8sus  target %s%% perf %s%%\n", $1,$2,$3,$4,$5,$6,$8,$9}'
       [ "$rc" -eq 0 ] || { echo "  perf exit $rc:"; sed 's/^/  | /' "$err" | tail -3; }
     done
   done
@@ -149,7 +153,7 @@ for r in rows:
     cells.setdefault((r[2], r[1]), []).append(r)
 workloads = list(dict.fromkeys(r[2] for r in rows))
 print()
-print(f"{'workload':<18} {'mode':<8} {'IOPS median':>11} {'IOPS min-max':>19} {'MiB/s':>8} {'p99 us':>8} {'target CPU%':>11} {'perf CPU%':>9}")
+print(f"{'workload':<18} {'mode':<14} {'IOPS median':>11} {'IOPS min-max':>19} {'MiB/s':>8} {'p99 us':>8} {'target CPU%':>11} {'perf CPU%':>9}")
 for w in workloads:
     for m in modes.split():
         rs = cells.get((w, m))
@@ -159,7 +163,7 @@ for w in workloads:
         def med(i):
             v = [float(r[i]) for r in rs if float(r[i]) == float(r[i])]  # drop nan
             return statistics.median(v) if v else float("nan")
-        print(f"{w:<18} {m:<8} {statistics.median(iops):>11.0f} {min(iops):>9.0f}-{max(iops):<9.0f} {med(4):>8.1f} {med(5):>8.1f} {med(7):>11.0f} {med(8):>9.0f}")
+        print(f"{w:<18} {m:<14} {statistics.median(iops):>11.0f} {min(iops):>9.0f}-{max(iops):<9.0f} {med(4):>8.1f} {med(5):>8.1f} {med(7):>11.0f} {med(8):>9.0f}")
 print()
 def load(f):
     try:

@@ -59,7 +59,13 @@ TcpQueue::TcpQueue(int fd, std::string peer, core::Target& target, exec::Executo
   if (mechanism == IoMechanism::io_uring) {
     std::string error;
     _usock = std::make_unique<UringSocket>(_fd, _ioctx, error);
-    if (!_usock->armed()) _usock.reset();  // the transport probed at switch time; epoll still works
+    if (!_usock->armed()) {
+      // The mechanism was probed when it was chosen, so this is a resource limit (locked
+      // memory, ring size): serve the host through epoll rather than refuse it, and say so.
+      _usock.reset();
+      _target.log(core::EventLevel::warning,
+                  "io_uring receive unavailable for " + _peer + " (" + error + "); this queue uses epoll");
+    }
   }
 }
 

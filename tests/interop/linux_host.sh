@@ -21,13 +21,14 @@
 #      GUEST_TIMEOUT       seconds for the guest run (900)     CAP_PKTS  self-test capture (6000)
 #      INTEROP_CONNECT_ARGS extra `nvme connect` arguments, e.g. --disable-sqflow (lets the
 #                          target use C2HData SUCCESS instead of a CapsuleResp)
+#      INTEROP_IO_MECHANISM how the engine reads its sockets: epoll (default) or io_uring
 #      KEEP_WORK=1         keep the work directory (it is always kept on failure)
 set -euo pipefail
 
 MODE=engine
 if [ "${1:-}" = --self-test-kernel-target ]; then MODE=kernel; shift; fi
 if [ "$MODE" = kernel ] && [ $# -eq 1 ]; then set -- - "$1"; fi
-[ $# -eq 2 ] || { sed -n '2,24p' "$0" >&2; exit 2; }
+[ $# -eq 2 ] || { sed -n '2,25p' "$0" >&2; exit 2; }
 BIN=$1
 SHARED=$(cd "$2" && pwd) || { echo "interop: no shared interop dir $2" >&2; exit 2; }
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -100,7 +101,8 @@ if [ "$MODE" = engine ]; then
   cat > "$CFG" << EOF
 {"listeners":[{"trtype":"tcp","traddr":"127.0.0.1","trsvcid":"$PORT"}],
  "subsystems":[{"nqn":"$NQN","allow_any_host":true,
-                "namespaces":[{"nsid":1,"backend":"ram","size":"256MiB"}]}]}
+                "namespaces":[{"nsid":1,"backend":"ram","size":"256MiB"}]}],
+ "threading":{"io_mechanism":"${INTEROP_IO_MECHANISM:-epoll}"}}
 EOF
   log "starting: $BIN serve --config $CFG"
   "$BIN" serve --config "$CFG" > "$WORK/engine.out" 2> "$WORK/engine.err" &
@@ -242,6 +244,10 @@ RESULT=0
 [ "$GRC" = 0 ] || { echo "interop: FAIL: guest steps failed (rc=$GRC)"; RESULT=1; }
 if [ -f "$SHARE/summary.txt" ] && grep -q '^FAIL' "$SHARE/summary.txt"; then RESULT=1; fi
 [ "$MODE" = kernel ] || [ "$ERC" = 0 ] || { echo "interop: FAIL: engine exit status $ERC after SIGTERM (want 0)"; RESULT=1; }
+if [ "$MODE" = engine ] && [ "${INTEROP_IO_MECHANISM:-epoll}" = io_uring ] &&
+   grep -q 'io_uring receive unavailable' "$WORK/engine.out" "$WORK/engine.err"; then
+  echo "interop: FAIL: a queue fell back to epoll though io_uring was asked for"; RESULT=1
+fi
 [ "$TSHARK_OK" = 1 ] || { echo "interop: FAIL: tshark check (bad=$NBAD pdus=$NPDUS hdgst=$HDGST_PDUS)"; RESULT=1; }
 nj=$(grep -c '^JOB' "$SHARE/summary.txt" 2> /dev/null || true)
 want=$(( $(wc -w <<< "$DIGESTS") * 2 ))
