@@ -14,6 +14,7 @@ struct ExperimentOptions {
   std::string file;
   std::string socket;  // --socket: a running engine instead of an embedded one
   std::string out;     // --out: the results as JSON
+  unsigned rounds = 0;  // --rounds: overrides the file's "rounds"; 0 = not given
 };
 
 void add_experiment_options(CLI::App& cmd, ExperimentOptions& opts);

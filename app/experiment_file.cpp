@@ -196,7 +196,7 @@ ExperimentParse parse_experiment(const std::string& text, const std::string& bas
   }
   Reader r(errors);
   if (!r.object(doc, "$", {"name", "description", "engine", "socket", "target", "initiator_cpus", "settle", "ramp",
-                           "time", "settings", "workloads", "contention"}))
+                           "time", "rounds", "settings", "workloads", "contention"}))
     return out;
   if (auto s = r.string(doc, "name", "$")) plan.name = *s;
   if (doc.contains("engine")) read_engine(r, doc["engine"], base_dir, plan, errors);
@@ -214,6 +214,7 @@ ExperimentParse parse_experiment(const std::string& text, const std::string& bas
     }
   }
   if (auto n = r.number(doc, "settle", "$", 0, 60)) plan.settle_s = *n;
+  if (auto n = r.uint(doc, "rounds", "$", experiment_rounds_min, experiment_rounds_max)) plan.rounds = *n;
   const double ramp = r.number(doc, "ramp", "$", 0, 86400).value_or(1);
   const double time = r.number(doc, "time", "$", 0.1, 86400).value_or(5);
   if (const json* a = r.array(doc, "settings", "$", true))

@@ -34,8 +34,12 @@ struct ExperimentContention {
   unsigned period_us = 10'000;
 };
 
+// Bounds of "rounds" and --rounds, one place so the file and the command line agree.
+inline constexpr unsigned experiment_rounds_min = 1, experiment_rounds_max = 100;
+
 struct ExperimentPlan {
   std::string name;
+  unsigned rounds = 1;       // the whole grid this many times, same order each round
   std::optional<control::Config> engine_config;  // embedded: "engine" (inline or a file)
   std::string socket;        // remote: a running engine's control socket
   std::string traddr;        // remote: where perf connects (default: the engine's first listener)

@@ -4,27 +4,8 @@
 set -uo pipefail
 
 bin=${1:?usage: cli_test.sh PATH/TO/nvmetune}
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-pass() { echo "ok: $*"; }
-
-# expect_exit CODE NAME -- COMMAND...: runs COMMAND, output in $work/out and $work/err.
-expect_exit() {
-  local want=$1 name=$2
-  shift 3
-  "$@" >"$work/out" 2>"$work/err"
-  local got=$?
-  if [ "$got" -eq "$want" ]; then pass "$name (exit $got)"; else
-    fail "$name: exit $got, expected $want"; sed 's/^/  | /' "$work/out" "$work/err"; fi
-}
+# shellcheck source=cli_lib.sh source-path=SCRIPTDIR
+. "$(dirname "$0")/cli_lib.sh"
 
 expect_line() {  # expect_line FILE TEXT: TEXT is a whole line of FILE
   if grep -qxF -- "$2" "$1"; then pass "line: $2"; else fail "missing line: $2"; sed 's/^/  | /' "$1"; fi
@@ -72,34 +53,13 @@ grep -q '^--nqn: invalid NQN "foo"' "$work/err" || fail "--nqn error missing"
 [ "$(wc -l <"$work/err")" -eq 5 ] || { fail "expected exactly 5 error lines"; cat "$work/err"; }
 
 # --- serve until a signal --------------------------------------------------------------------
-# start_serve NAME ARGS...: starts serve in the background, waits for the ready line, sets $pid
-# and $port.
-start_serve() {
-  local name=$1
-  shift
-  "$bin" serve "$@" >"$work/$name.out" 2>"$work/$name.err" &
-  pid=$!
-  pids+=("$pid")
-  for _ in $(seq 100); do
-    grep -qx "nvmetune: ready" "$work/$name.out" 2>/dev/null && break
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  if ! grep -qx "nvmetune: ready" "$work/$name.out"; then
-    fail "$name: no ready line"; sed 's/^/  | /' "$work/$name.out" "$work/$name.err"; return 1
-  fi
-  port=$(sed -n 's/^nvmetune: listening on tcp 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$work/$name.out" | head -1)
-  [ -n "$port" ] && [ "$port" -ne 0 ] || { fail "$name: no bound port"; cat "$work/$name.out"; return 1; }
-  pass "$name: ready on port $port"
-}
-
 # stop_serve NAME SIGNAL: sends SIGNAL, expects exit 0 within 10 s.
 stop_serve() {
   local name=$1 sig=$2
   kill "-$sig" "$pid"
   for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   if kill -0 "$pid" 2>/dev/null; then fail "$name: still running 10 s after SIG$sig"; return; fi
-  wait "$pid"
+  reap "$pid"
   local rc=$?
   [ "$rc" -eq 0 ] && pass "$name: SIG$sig → exit 0" || { fail "$name: SIG$sig → exit $rc"; cat "$work/$name.err"; }
 }
@@ -123,5 +83,4 @@ if start_serve int --listen 127.0.0.1:0 --ram 1MiB; then
   grep -q "SIGINT received" "$work/int.err" || fail "no stop message on stderr"
 fi
 
-echo "cli_test: $failures failure(s)"
-[ "$failures" -eq 0 ]
+finish

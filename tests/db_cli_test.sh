@@ -6,46 +6,22 @@
 set -uo pipefail
 
 bin=${1:?usage: db_cli_test.sh PATH/TO/nvmetune}
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-pass() { echo "ok: $*"; }
+# shellcheck source=cli_lib.sh source-path=SCRIPTDIR
+. "$(dirname "$0")/cli_lib.sh"
 db=$work/rec.db
 nqn=nqn.2026-12.io.nvmetune:db-test
 
-expect_exit() {  # CODE NAME -- COMMAND...
-  local want=$1 name=$2
-  shift 3
-  "$@" >"$work/out" 2>"$work/err"
-  local got=$?
-  if [ "$got" -eq "$want" ]; then pass "$name (exit $got)"; else
-    fail "$name: exit $got, expected $want"; sed 's/^/  | /' "$work/out" "$work/err"; fi
-}
-
 # serve_recording NOTE: one recorded run with I/O in the middle.
 serve_recording() {
-  "$bin" serve --listen 127.0.0.1:0 --ram 16MiB --nqn "$nqn" --threads 1 --db "$db" --sample-interval 200 \
-    --note "$1" --control-socket "$work/ctl.sock" >"$work/serve.out" 2>"$work/serve.err" &
-  local pid=$!
-  pids+=("$pid")
-  for _ in $(seq 100); do grep -qx "nvmetune: ready" "$work/serve.out" 2>/dev/null && break; sleep 0.1; done
-  grep -qx "nvmetune: ready" "$work/serve.out" || { fail "serve --db did not start"; cat "$work/serve.err"; exit 1; }
+  start_serve serve --listen 127.0.0.1:0 --ram 16MiB --nqn "$nqn" --threads 1 --db "$db" --sample-interval 200 \
+    --note "$1" --control-socket "$work/ctl.sock" || exit 1
   grep -q "^nvmetune: recording run [0-9]* to $db" "$work/serve.out" || fail "no 'recording run' line"
-  local port
-  port=$(sed -n 's/^nvmetune: listening on tcp 127.0.0.1:\([0-9]*\).*/\1/p' "$work/serve.out")
   "$bin" ctl --socket "$work/ctl.sock" budgets.set '{"recv_pdus": 16}' >/dev/null || fail "ctl budgets.set"
   "$bin" perf -r "trtype:tcp traddr:127.0.0.1 trsvcid:$port subnqn:$nqn" --rw randread --bs 4096 --qd 4 --time 1 \
     >"$work/perf.out" 2>&1 || fail "perf against serve --db"
   sleep 0.5
   kill -TERM "$pid"
-  wait "$pid" || fail "serve --db exit code $?"
+  reap "$pid" || fail "serve --db exit code $?"
   grep -q "recorded run" "$work/serve.err" || fail "no 'recorded run' summary on stderr"
 }
 
@@ -130,5 +106,4 @@ grep -q "deleted 2 run(s)" "$work/out" || { fail "vacuum deleted"; cat "$work/ou
 "$bin" db --db "$db" runs >"$work/out"
 [ "$(wc -l <"$work/out")" -eq 1 ] && pass "no runs left" || fail "runs left after vacuum"
 
-if [ "$failures" -ne 0 ]; then echo "$failures failure(s)"; exit 1; fi
-echo "all passed"
+finish

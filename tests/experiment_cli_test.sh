@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `nvmetune experiment`: a two-cell experiment (two budget settings x one short workload) on an
 # embedded engine runs end to end: both table rows with non-zero IOPS, a progress line per cell
-# on stderr, the --out JSON with both cells; and a bad file is exit 2 with the path named.
+# on stderr, the --out JSON with both cells; the same with rounds 2 gives median rows and both
+# rounds per cell in the JSON; a bad file or bad rounds is exit 2 with the path named.
 # Usage: experiment_cli_test.sh PATH/TO/nvmetune SOURCE_DIR
 set -uo pipefail
 
@@ -14,7 +15,7 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 pass() { echo "ok: $*"; }
 
 "$bin" experiment --help >"$work/help" 2>&1 || fail "experiment --help"
-for w in --socket --out "Exit codes" contention; do grep -q -- "$w" "$work/help" || fail "--help lacks $w"; done
+for w in --socket --out --rounds "Exit codes" contention; do grep -q -- "$w" "$work/help" || fail "--help lacks $w"; done
 
 cat >"$work/two.json" <<'JSON'
 {
@@ -51,6 +52,38 @@ for x in c:
     assert x["target_cpu_pct"] > 0 and x["engine_intervals"] > 0, x
 assert sum("iops" in x["best"] for x in c) == 1
 ' "$work/out.json"; then pass "--out JSON has both cells"; else fail "--out JSON"; cat "$work/out.json"; fi
+
+# Rounds 2, from the command line: the grid twice in the same order, medians in the table.
+timeout 60 "$bin" experiment "$work/two.json" --rounds 2 --out "$work/out2.json" >"$work/table2" 2>"$work/err2"
+rc=$?
+[ "$rc" = 0 ] && pass "rounds 2 exit 0" || fail "rounds 2 exit $rc"
+cat "$work/table2"
+for n in 1 2; do
+  row=$(grep -E "^$n +budgets-" "$work/table2")
+  iops=$(awk '{print $5}' <<<"$row")  # the median, e.g. 338k
+  if [ -n "$row" ] && awk -v v="${iops:-0}" 'BEGIN { exit !(v + 0 > 0) }'; then pass "rounds 2: row $n has median IOPS $iops"
+  else fail "rounds 2: row $n missing or zero IOPS: '$row'"; fi
+done
+[ "$(grep -c '^nvmetune experiment: \[[1-4]/4\] round [12]/2: .*IOPS' "$work/err2")" = 4 ] && pass "a progress line per round" ||
+  { fail "rounds 2 progress lines"; cat "$work/err2"; }
+if python3 -c '
+import json, statistics, sys
+d = json.load(open(sys.argv[1]))
+assert d["rounds"] == 2, d["rounds"]
+for x in d["cells"]:
+    r = x["rounds"]
+    assert len(r) == 2 and all(y["status"] == "ok" and y["iops"] > 0 for y in r), r
+    assert x["iops"] == statistics.median(y["iops"] for y in r), x
+    assert x["iops_min"] <= x["iops"] <= x["iops_max"] and x["rounds_ok"] == 2, x
+' "$work/out2.json"; then pass "--out JSON has 2 rounds per cell and their medians"; else fail "rounds 2 --out JSON"; cat "$work/out2.json"; fi
+
+for bad in 0 '"x"'; do
+  sed "s/\"time\": 1.5,/\"time\": 1.5, \"rounds\": $bad,/" "$work/two.json" >"$work/bad-rounds.json"
+  "$bin" experiment "$work/bad-rounds.json" >"$work/out" 2>"$work/err"
+  rc=$?
+  [ "$rc" = 2 ] && grep -q '\$\.rounds' "$work/err" && pass "rounds $bad: exit 2 naming \$.rounds" ||
+    fail "rounds $bad: exit $rc: $(cat "$work/err")"
+done
 
 echo '{"settings": [{"threading": {"mode": "sideways"}}], "workloads": [{"rw": "randread", "bs": "4q"}]}' >"$work/bad.json"
 "$bin" experiment "$work/bad.json" >"$work/out" 2>"$work/err"

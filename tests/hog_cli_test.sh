@@ -6,26 +6,8 @@
 set -uo pipefail
 
 bin=${1:?usage: hog_cli_test.sh PATH/TO/nvmetune}
-work=$(mktemp -d)
-pid=""
-cleanup() {
-  [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-pass() { echo "ok: $*"; }
-
-expect_exit() {  # expect_exit CODE NAME -- COMMAND...
-  local want=$1 name=$2
-  shift 3
-  "$@" >"$work/out" 2>"$work/err"
-  local got=$?
-  if [ "$got" -eq "$want" ]; then pass "$name (exit $got)"; else
-    fail "$name: exit $got, expected $want"; sed 's/^/  | /' "$work/out" "$work/err"; fi
-}
+# shellcheck source=cli_lib.sh source-path=SCRIPTDIR
+. "$(dirname "$0")/cli_lib.sh"
 
 expect_exit 0 "hog --help" -- "$bin" hog --help
 for opt in --cpus --load --time --period "Exit codes"; do
@@ -51,6 +33,7 @@ check_load() {  # check_load CPU LOAD
   local cpu=$1 load=$2
   "${prio[@]}" "$bin" hog --cpus "$cpu" --load "$load" -q >"$work/hog.out" 2>"$work/hog.err" &
   pid=$!
+  pids+=("$pid")
   local tid="" i
   for i in $(seq 50); do
     for t in /proc/$pid/task/*; do
@@ -59,7 +42,7 @@ check_load() {  # check_load CPU LOAD
     [ -n "$tid" ] && break
     sleep 0.1
   done
-  if [ -z "$tid" ]; then fail "no nvmetune-hog$cpu thread"; wait "$pid"; pid=""; return; fi
+  if [ -z "$tid" ]; then fail "no nvmetune-hog$cpu thread"; reap "$pid"; return; fi
   sleep 0.5
   ticks() { awk '{print $14 + $15}' "/proc/$pid/task/$tid/stat"; }
   local c0 w0 c1 w1
@@ -67,7 +50,7 @@ check_load() {  # check_load CPU LOAD
   sleep 3
   c1=$(ticks); w1=$(date +%s%N)
   kill -TERM "$pid"
-  wait "$pid"; local rc=$?; pid=""
+  reap "$pid"; local rc=$?
   [ "$rc" = 0 ] || fail "hog exited $rc"
   local proc_pct
   proc_pct=$(awk -v c=$((c1 - c0)) -v w=$((w1 - w0)) -v hz="$hz" 'BEGIN { printf "%.1f", 100 * c / hz / (w / 1e9) }')
@@ -85,5 +68,4 @@ check_load() {  # check_load CPU LOAD
 check_load "$last" 50
 check_load 0 30
 
-if [ "$failures" -ne 0 ]; then echo "$failures failure(s)"; exit 1; fi
-echo "all passed"
+finish

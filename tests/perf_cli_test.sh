@@ -6,27 +6,10 @@ set -uo pipefail
 
 bin=${1:?usage: perf_cli_test.sh PATH/TO/nvmetune}
 serve_bin=${2:-$bin}
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-pass() { echo "ok: $*"; }
-
-# expect_exit CODE NAME -- COMMAND...: runs COMMAND, output in $work/out and $work/err.
-expect_exit() {
-  local want=$1 name=$2
-  shift 3
-  "$@" >"$work/out" 2>"$work/err"
-  local got=$?
-  if [ "$got" -eq "$want" ]; then pass "$name (exit $got)"; else
-    fail "$name: exit $got, expected $want"; sed 's/^/  | /' "$work/out" "$work/err"; fi
-}
+# shellcheck source=cli_lib.sh source-path=SCRIPTDIR
+. "$(dirname "$0")/cli_lib.sh"
+# Each perf run below lasts a few seconds; a minute leaves room for a loaded machine.
+expect_timeout=60
 
 # --- help and usage -------------------------------------------------------------------------
 expect_exit 0 "perf --help" -- "$bin" perf --help
@@ -52,29 +35,16 @@ expect_exit 2 "--bs malformed" -- "$bin" perf -r 'trtype:tcp traddr:127.0.0.1 su
 
 # --- against a running target -----------------------------------------------------------------
 nqn=nqn.2026-12.io.nvmetune:perf-test
-"$serve_bin" serve --listen 127.0.0.1:0 --ram 32MiB --nqn "$nqn" --threads 1 --no-control-socket \
-  >"$work/serve.out" 2>"$work/serve.err" &
-pid=$!
-pids+=("$pid")
-for _ in $(seq 100); do
-  grep -qx "nvmetune: ready" "$work/serve.out" 2>/dev/null && break
-  kill -0 "$pid" 2>/dev/null || break
-  sleep 0.1
-done
-port=$(sed -n 's/^nvmetune: listening on tcp 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$work/serve.out" | head -1)
-if [ -z "$port" ]; then
-  fail "serve did not start"; sed 's/^/  | /' "$work/serve.out" "$work/serve.err"
-else
-  pass "serve ready on port $port"
+if start_serve serve --listen 127.0.0.1:0 --ram 32MiB --nqn "$nqn" --threads 1 --no-control-socket; then
   remote="trtype:tcp traddr:127.0.0.1 trsvcid:$port subnqn:$nqn"
 
-  expect_exit 0 "randwrite --verify" -- timeout 60 "$bin" perf -r "$remote" --rw randwrite --bs 4k --qd 8 --time 2 --verify
+  expect_exit 0 "randwrite --verify" -- "$bin" perf -r "$remote" --rw randwrite --bs 4k --qd 8 --time 2 --verify
   grep -q '^write: IOPS=[1-9]' "$work/out" || { fail "no write IOPS line"; cat "$work/out"; }
   grep -q '^\[   1s\] write ' "$work/out" || { fail "no progress line"; cat "$work/out"; }
   grep -q '99.99th=\[' "$work/out" || { fail "no 99.99th percentile"; cat "$work/out"; }
   grep -q '^verify: [1-9][0-9]* block reads checked, 0 mismatches' "$work/out" || { fail "verify summary"; cat "$work/out"; }
 
-  expect_exit 0 "randread --json" -- timeout 60 "$bin" perf -r "$remote" --rw randread --bs 4k --qd 16 --time 1 --json
+  expect_exit 0 "randread --json" -- "$bin" perf -r "$remote" --rw randread --bs 4k --qd 16 --time 1 --json
   if python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -89,13 +59,12 @@ assert len(p) == 17 and p["1.000000"] <= p["99.000000"] <= p["99.990000"], p
 assert d["jobs"][0]["write"]["total_ios"] == 0
 ' "$work/out"; then pass "--json is fio-shaped, read.iops > 0"; else fail "--json check"; cat "$work/out"; fi
 
-  expect_exit 0 "randrw 2 threads --size --verify" -- timeout 60 "$bin" perf -r "$remote" --rw randrw --rwmixread 70 \
+  expect_exit 0 "randrw 2 threads --size --verify" -- "$bin" perf -r "$remote" --rw randrw --rwmixread 70 \
     --bs 8k --qd 4 --queues 2 --threads 2 --size 4m --verify --digest hdr,data
   grep -q ', 0 mismatches' "$work/out" || { fail "randrw verify"; cat "$work/out"; }
 
-  expect_exit 1 "wrong subnqn" -- timeout 60 "$bin" perf -r "trtype:tcp traddr:127.0.0.1 trsvcid:$port subnqn:nqn.2026-12.io.nvmetune:absent" --time 1
+  expect_exit 1 "wrong subnqn" -- "$bin" perf -r "trtype:tcp traddr:127.0.0.1 trsvcid:$port subnqn:nqn.2026-12.io.nvmetune:absent" --time 1
   grep -q '^nvmetune perf: cannot connect' "$work/err" || { fail "connect failure message"; cat "$work/err"; }
 fi
 
-if [ "$failures" -ne 0 ]; then echo "$failures failure(s)"; exit 1; fi
-echo "all passed"
+finish

@@ -7,30 +7,12 @@ set -uo pipefail
 
 bin=${1:?usage: profile_cli_test.sh PATH/TO/nvmetune DATA_DIR}
 data=${2:?usage: profile_cli_test.sh PATH/TO/nvmetune DATA_DIR}
-work=$(mktemp -d)
+# shellcheck source=cli_lib.sh source-path=SCRIPTDIR
+. "$(dirname "$0")/cli_lib.sh"
 sock=$work/ctl.sock
-pid=
-cleanup() {
-  [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
+# Applying a profile switches the live engine's threading, slower on a loaded machine.
+expect_timeout=60
 
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-pass() { echo "ok: $*"; }
-show() { sed 's/^/  | /' "$work/out" "$work/err"; }
-
-expect_exit() {  # expect_exit CODE NAME -- COMMAND...
-  local want=$1 name=$2
-  shift 3
-  timeout 60 "$@" >"$work/out" 2>"$work/err"
-  local got=$?
-  if [ "$got" -eq "$want" ]; then pass "$name (exit $got)"; else fail "$name: exit $got, expected $want"; show; fi
-}
-expect_grep() {  # expect_grep FILE REGEX NAME
-  if grep -qE -- "$2" "$1"; then pass "$3"; else fail "$3: no /$2/ in $(basename "$1")"; show; fi
-}
 expect_no_grep() {
   if grep -qE -- "$2" "$1"; then fail "$3: /$2/ in $(basename "$1")"; show; else pass "$3"; fi
 }
@@ -38,16 +20,7 @@ expect_no_grep() {
 profile=("$bin" profile --db "$work/nvmetune.db" --socket "$sock")
 ctl=("$bin" ctl --socket "$sock")
 
-"$bin" serve --listen 127.0.0.1:0 --ram 16MiB --threads 1 --control-socket "$sock" >"$work/serve.out" 2>"$work/serve.err" &
-pid=$!
-for _ in $(seq 100); do
-  grep -qx "nvmetune: ready" "$work/serve.out" 2>/dev/null && break
-  kill -0 "$pid" 2>/dev/null || break
-  sleep 0.1
-done
-if ! grep -qx "nvmetune: ready" "$work/serve.out"; then
-  fail "serve: no ready line"; sed 's/^/  | /' "$work/serve.out" "$work/serve.err"; exit 1
-fi
+start_serve serve --listen 127.0.0.1:0 --ram 16MiB --threads 1 --control-socket "$sock" || exit 1
 
 # --- a baseline, then a poll-mode profile applied live ---------------------------------------------
 expect_exit 0 "save base" -- "${profile[@]}" save base --description "as started"
@@ -164,10 +137,8 @@ expect_exit 1 "apply with no engine" -- "$bin" profile --db "$work/nvmetune.db" 
 expect_grep "$work/err" "$work/absent.sock" "the connection error names the socket"
 
 kill -TERM "$pid"
-wait "$pid"
+reap "$pid"
 rc=$?
-pid=
 [ "$rc" -eq 0 ] && pass "serve stopped (exit 0)" || fail "serve exit $rc"
 
-echo "profile_cli_test: $failures failure(s)"
-[ "$failures" -eq 0 ]
+finish

@@ -5,45 +5,14 @@
 set -uo pipefail
 
 bin=${1:?usage: rpc_ctl_test.sh PATH/TO/nvmetune}
-work=$(mktemp -d)
+# shellcheck source=cli_lib.sh source-path=SCRIPTDIR
+. "$(dirname "$0")/cli_lib.sh"
 sock=$work/ctl.sock
-pid=
-cleanup() {
-  [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-pass() { echo "ok: $*"; }
-show() { sed 's/^/  | /' "$work/out" "$work/err"; }
-
-# expect_exit CODE NAME -- COMMAND...: runs COMMAND (at most 30 s), output in $work/out and $work/err.
-expect_exit() {
-  local want=$1 name=$2
-  shift 3
-  timeout 30 "$@" >"$work/out" 2>"$work/err"
-  local got=$?
-  if [ "$got" -eq "$want" ]; then pass "$name (exit $got)"; else fail "$name: exit $got, expected $want"; show; fi
-}
-expect_grep() {  # expect_grep FILE REGEX NAME
-  if grep -qE -- "$2" "$1"; then pass "$3"; else fail "$3: no /$2/ in $1"; show; fi
-}
 
 ctl=("$bin" ctl --socket "$sock")
 
 # --- serve with a control socket ---------------------------------------------------------------
-"$bin" serve --listen 127.0.0.1:0 --ram 16MiB --threads 1 --control-socket "$sock" >"$work/serve.out" 2>"$work/serve.err" &
-pid=$!
-for _ in $(seq 100); do
-  grep -qx "nvmetune: ready" "$work/serve.out" 2>/dev/null && break
-  kill -0 "$pid" 2>/dev/null || break
-  sleep 0.1
-done
-if ! grep -qx "nvmetune: ready" "$work/serve.out"; then
-  fail "serve: no ready line"; sed 's/^/  | /' "$work/serve.out" "$work/serve.err"; exit 1
-fi
+start_serve serve --listen 127.0.0.1:0 --ram 16MiB --threads 1 --control-socket "$sock" || exit 1
 grep -qxF "nvmetune: control socket $sock" "$work/serve.out" && pass "serve prints the socket path" ||
   { fail "serve does not print the socket path"; cat "$work/serve.out"; }
 [ "$(stat -c %a "$sock")" = 600 ] && pass "socket mode 0600" || fail "socket mode $(stat -c %a "$sock")"
@@ -93,20 +62,15 @@ expect_grep "$work/out" 'queue_wait, all queues' "a histogram title"
 
 # --- stop: the socket goes away -----------------------------------------------------------------------
 kill -TERM "$pid"
-wait "$pid"
+reap "$pid"
 rc=$?
-pid=
 [ "$rc" -eq 0 ] && pass "serve stopped (exit 0)" || fail "serve exit $rc"
 [ -e "$sock" ] && fail "the socket file is still there after stop" || pass "socket removed on stop"
 
 # --- --no-control-socket ----------------------------------------------------------------------------
-"$bin" serve --listen 127.0.0.1:0 --ram 1MiB --no-control-socket >"$work/serve.out" 2>"$work/serve.err" &
-pid=$!
-for _ in $(seq 100); do grep -qx "nvmetune: ready" "$work/serve.out" 2>/dev/null && break; sleep 0.1; done
+start_serve serve --listen 127.0.0.1:0 --ram 1MiB --no-control-socket
 grep -q "control socket" "$work/serve.out" && fail "--no-control-socket still opened one" || pass "--no-control-socket"
 kill -TERM "$pid"
-wait "$pid"
-pid=
+reap "$pid"
 
-echo "rpc_ctl_test: $failures failure(s)"
-[ "$failures" -eq 0 ]
+finish

@@ -30,9 +30,9 @@ constexpr std::string_view kernel_cntlid_min = "1";
 constexpr std::string_view kernel_cntlid_max = "65519";
 constexpr std::string_view zero_nguid = "00000000-0000-0000-0000-000000000000";
 
-class NvmetcliImport {
+class NvmetcliImport : import::Importer {
  public:
-  explicit NvmetcliImport(ImportResult& out) : _out(out), _r(out.errors) {}
+  explicit NvmetcliImport(ImportResult& out) : Importer(out) {}
 
   void run(const json& doc) {
     if (!doc.is_object()) return _r.error("$", std::string("expected the object nvmetcli saves, got ") + doc.type_name());
@@ -45,8 +45,6 @@ class NvmetcliImport {
 
  private:
   static constexpr std::string_view top_keys[] = {"hosts", "ports", "subsystems"};
-
-  void note(std::string text) { _out.no_equivalent.push_back(std::move(text)); }
 
   void hosts(const json& doc) {
     const json& arr = _r.array(doc, "hosts", "$");
@@ -185,18 +183,11 @@ class NvmetcliImport {
     return ns;
   }
 
-  ImportResult& _out;
-  import::Reader _r;
   std::vector<std::set<std::string>> _port_subsystems;  // per imported TCP port
 };
 
 }  // namespace
 
-ImportResult import_nvmetcli(const nlohmann::json& doc) {
-  ImportResult out;
-  NvmetcliImport(out).run(doc);
-  control::sort_by_path(out.errors);
-  return out;
-}
+ImportResult import_nvmetcli(const nlohmann::json& doc) { return import::run_importer<NvmetcliImport>(doc); }
 
 }  // namespace data

@@ -8,7 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "data/profile/profile_import.hpp"
 #include "engine/control/config.hpp"
+#include "engine/control/config_json.hpp"
 
 namespace data::import {
 
@@ -71,6 +73,28 @@ class Reader {
  private:
   std::vector<control::ConfigError>& _errors;
 };
+
+// What every importer shares: the result it fills, a Reader reporting into its errors, and
+// note() for what has no equivalent in nvmetune.
+class Importer {
+ protected:
+  explicit Importer(ImportResult& out) : _out(out), _r(out.errors) {}
+
+  void note(std::string text) { _out.no_equivalent.push_back(std::move(text)); }
+
+  ImportResult& _out;
+  Reader _r;
+};
+
+// Runs importer T (an Importer with run(doc)) over doc. Its errors come in the order it reads
+// sections, not the document's; sorted by path, they read like parse_profile's.
+template <typename T>
+ImportResult run_importer(const json& doc) {
+  ImportResult out;
+  T(out).run(doc);
+  control::sort_by_path(out.errors);
+  return out;
+}
 
 inline std::string index_path(const std::string& path, size_t i) { return path + "[" + std::to_string(i) + "]"; }
 

@@ -40,9 +40,9 @@ struct Bdev {
   control::NamespaceConfig ns;  // backend and block size; nsid and uuid come from add_ns
 };
 
-class SpdkImport {
+class SpdkImport : import::Importer {
  public:
-  explicit SpdkImport(ImportResult& out) : _out(out), _r(out.errors) {}
+  explicit SpdkImport(ImportResult& out) : Importer(out) {}
 
   void run(const json& doc) {
     if (!doc.is_object()) return _r.error("$", std::string("expected the object save_config writes, got ") + doc.type_name());
@@ -79,8 +79,6 @@ class SpdkImport {
       fn(method, params, p + ".params");
     }
   }
-
-  void note(std::string text) { _out.no_equivalent.push_back(std::move(text)); }
 
   template <size_t N>
   void note_extra(const std::string& what, const json& params, const std::string_view (&known)[N]) {
@@ -228,8 +226,6 @@ class SpdkImport {
     _out.profile.description = "imported from SPDK save_config";
   }
 
-  ImportResult& _out;
-  import::Reader _r;
   std::map<std::string, Bdev> _bdevs;
   std::set<std::string> _library_bdev_calls;
   std::vector<control::SubsystemConfig> _subsystems;
@@ -239,11 +235,6 @@ class SpdkImport {
 
 }  // namespace
 
-ImportResult import_spdk(const nlohmann::json& doc) {
-  ImportResult out;
-  SpdkImport(out).run(doc);
-  control::sort_by_path(out.errors);
-  return out;
-}
+ImportResult import_spdk(const nlohmann::json& doc) { return import::run_importer<SpdkImport>(doc); }
 
 }  // namespace data

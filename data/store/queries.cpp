@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
+#include <string_view>
 
 #include "data/store/histogram_blob.hpp"
 #include "data/store/sqlite_stmt.hpp"
@@ -20,6 +22,17 @@ int64_t to_bound(int64_t v) { return v ? v : open_end; }
 constexpr const char* run_columns =
     "SELECT r.id, r.start_ns, coalesce(r.end_ns, 0), r.engine_version, r.host, r.profile_json, r.note, "
     "r.dropped_intervals, (SELECT count(*) FROM intervals i WHERE i.run = r.id) FROM runs r ";
+
+// The series that key a table's rows in a run. samples and histograms both lead their primary
+// key with (run, series id), so the DISTINCT is an index-only skip scan.
+std::vector<SeriesKey> series_referenced_by(sqlite3* db, std::string_view table, std::string_view column, int64_t run) {
+  std::vector<SeriesKey> out;
+  Stmt s(db, "SELECT name, labels FROM series WHERE id IN (SELECT DISTINCT " + std::string(column) + " FROM " +
+                 std::string(table) + " WHERE run = ?1) ORDER BY labels != '', labels, name");
+  s.bind(1, run);
+  while (s.row()) out.push_back({s.text(0), s.text(1)});
+  return out;
+}
 
 RunRow run_from(const Stmt& s) {
   return {s.i64(0), s.i64(1), s.i64(2), s.text(3), s.text(4), s.text(5), s.text(6),
@@ -46,25 +59,12 @@ std::optional<RunRow> Store::get_run(int64_t run) {
 
 std::vector<SeriesKey> Store::list_series(int64_t run) {
   std::lock_guard lock(_mu);
-  std::vector<SeriesKey> out;
-  // DISTINCT over the samples' primary key prefix (run, series): an index-only skip scan.
-  Stmt s(_db,
-         "SELECT name, labels FROM series WHERE id IN (SELECT DISTINCT series FROM samples WHERE run = ?1) "
-         "ORDER BY labels != '', labels, name");
-  s.bind(1, run);
-  while (s.row()) out.push_back({s.text(0), s.text(1)});
-  return out;
+  return series_referenced_by(_db, "samples", "series", run);
 }
 
 std::vector<SeriesKey> Store::list_histogram_sources(int64_t run) {
   std::lock_guard lock(_mu);
-  std::vector<SeriesKey> out;
-  Stmt s(_db,
-         "SELECT name, labels FROM series WHERE id IN (SELECT DISTINCT source FROM histograms WHERE run = ?1) "
-         "ORDER BY labels != '', labels, name");
-  s.bind(1, run);
-  while (s.row()) out.push_back({s.text(0), s.text(1)});
-  return out;
+  return series_referenced_by(_db, "histograms", "source", run);
 }
 
 // Buckets are equal slices of [from, to]; an open range is first closed to the series' own

@@ -15,6 +15,7 @@
 #include "engine/control/executor_factory.hpp"
 #include "engine/system/topology.hpp"
 #include "engine/initiator/initiator.hpp"
+#include "support/engine_config.hpp"
 
 namespace {
 
@@ -23,17 +24,7 @@ constexpr const char* nqn = "nqn.2026-12.io.nvmetune:switch";
 constexpr uint32_t block = 512;
 
 control::Config make_config() {
-  control::Config c;
-  c.listeners = {control::ListenerConfig{"tcp", "127.0.0.1", "0"}};
-  control::SubsystemConfig s;
-  s.nqn = nqn;
-  s.allow_any_host = true;
-  control::NamespaceConfig ns;
-  ns.nsid = 1;
-  ns.backend.kind = "ram";
-  ns.backend.size_bytes = 64ull << 20;
-  s.namespaces.push_back(ns);
-  c.subsystems.push_back(s);
+  auto c = test_support::one_namespace_config(nqn, {.kind = "ram", .size_bytes = 64ull << 20}, block);
   c.threading.mode = "bound";
   return c;
 }

@@ -15,6 +15,7 @@
 #include "engine/control/engine.hpp"
 #include "engine/control/executor_factory.hpp"
 #include "engine/initiator/load_generator.hpp"
+#include "support/engine_config.hpp"
 
 namespace {
 
@@ -29,17 +30,7 @@ constexpr uint64_t file_ns_bytes = 1 << 20;
 void prefer_this_process() { (void)setpriority(PRIO_PROCESS, 0, -20); }
 
 control::Config one_namespace(const backend::BackendSpec& spec) {
-  control::Config c;
-  c.listeners.push_back(control::ListenerConfig{"tcp", "127.0.0.1", "0"});
-  control::SubsystemConfig s;
-  s.nqn = test_nqn;
-  s.allow_any_host = true;
-  control::NamespaceConfig ns;
-  ns.nsid = 1;
-  ns.backend = spec;
-  ns.block_size = block;
-  s.namespaces.push_back(ns);
-  c.subsystems.push_back(s);
+  auto c = test_support::one_namespace_config(test_nqn, spec, block);
   c.threading.threads = 1;
   return c;
 }

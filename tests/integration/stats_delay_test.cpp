@@ -17,6 +17,7 @@
 #include "engine/control/executor_factory.hpp"
 #include "engine/initiator/load_generator.hpp"
 #include "engine/stats/histogram_data.hpp"
+#include "support/engine_config.hpp"
 
 namespace {
 
@@ -46,18 +47,7 @@ void expect_at_delay(const stats::HistogramData& h, const char* name) {
 
 TEST(StatsDelay, HistogramPercentilesMatchAnInjectedBackendDelay) {
   prefer_this_process();
-  control::Config c;
-  c.listeners.push_back(control::ListenerConfig{"tcp", "127.0.0.1", "0"});
-  control::SubsystemConfig s;
-  s.nqn = test_nqn;
-  s.allow_any_host = true;
-  control::NamespaceConfig ns;
-  ns.nsid = 1;
-  ns.backend.kind = "ram";
-  ns.backend.size_bytes = 64 << 20;
-  ns.backend.delay_us = delay_us;
-  s.namespaces.push_back(ns);
-  c.subsystems.push_back(s);
+  auto c = test_support::one_namespace_config(test_nqn, {.kind = "ram", .size_bytes = 64 << 20, .delay_us = delay_us});
   // The load generator busy-polls: on a CPU shared with an engine worker it would take the
   // worker's time slices and the test would measure the scheduler. Target and initiator apart.
   const auto cpus = control::allowed_cpus();

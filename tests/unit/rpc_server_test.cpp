@@ -31,6 +31,7 @@
 #include "engine/control/rpc_methods.hpp"
 #include "engine/control/rpc_server.hpp"
 #include "engine/stats/histogram_layout.hpp"
+#include "support/engine_config.hpp"
 
 namespace {
 
@@ -570,17 +571,7 @@ TEST_F(RpcSocket, OtherUsersAreRefusedByFileModeAndByPeerCredentials) {
 constexpr const char* nqn = "nqn.2026-12.io.nvmetune:rpc-test";
 
 control::Config engine_config() {
-  control::Config c;
-  c.listeners.push_back({"tcp", "127.0.0.1", "0"});
-  control::SubsystemConfig s;
-  s.nqn = nqn;
-  s.allow_any_host = true;
-  control::NamespaceConfig ns;
-  ns.nsid = 1;
-  ns.backend.kind = "ram";
-  ns.backend.size_bytes = 8u << 20;
-  s.namespaces.push_back(ns);
-  c.subsystems.push_back(s);
+  auto c = test_support::one_namespace_config(nqn, {.kind = "ram", .size_bytes = 8u << 20});
   c.threading.threads = 1;
   return c;
 }
