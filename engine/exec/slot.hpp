@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "engine/exec/executor.hpp"
+#include "engine/exec/mpsc_stack.hpp"
 
 namespace exec::slots {
 
@@ -72,35 +73,9 @@ class SlotTable {
   unsigned _size = 0;
 };
 
-// Lock-free stack of slots: push from any thread, take_all (oldest first) by a consumer.
-// seq_cst: pushes pair with a consumer's "sleeping = true; re-check empty()" (Dekker).
+// The run list of slots: push from any thread, take_all (oldest first) by a worker.
 template <typename Slot>
-class RunList {
- public:
-  // Returns true when the list was empty: that pusher is the one to wake a consumer.
-  bool push(Slot& s) {
-    Slot* head = _head.load(std::memory_order_relaxed);
-    do {
-      s.next = head;
-    } while (!_head.compare_exchange_weak(head, &s, std::memory_order_seq_cst, std::memory_order_relaxed));
-    return head == nullptr;
-  }
-  bool empty() const { return _head.load(std::memory_order_seq_cst) == nullptr; }
-  Slot* take_all() {
-    Slot* lifo = _head.exchange(nullptr, std::memory_order_seq_cst);
-    Slot* fifo = nullptr;
-    while (lifo != nullptr) {
-      Slot* next = lifo->next;
-      lifo->next = fifo;
-      fifo = lifo;
-      lifo = next;
-    }
-    return fifo;
-  }
-
- private:
-  std::atomic<Slot*> _head{nullptr};
-};
+using RunList = MpscStack<Slot, &Slot::next>;
 
 // An event or a kick for s. True when the caller now owns the task (idle → running) and must
 // run it; false when the owner was asked to run again or the slot is not attached.

@@ -88,7 +88,8 @@ std::string UringSocket::probe() {
       uint8_t got[sizeof msg];
       ssize_t n = 0;
       for (int spin = 0; spin < 1000 && n == 0 && error.empty(); ++spin) {
-        if (io_uring_cqe* cqe = nullptr; io_uring_wait_cqe(ctx.ring(), &cqe) == 0) (void)cqe;
+        io_uring_cqe* cqe = nullptr;
+        (void)io_uring_wait_cqe(ctx.ring(), &cqe);  // blocks until a CQE; reap() consumes it
         ctx.reap(8, [](backend::Io&) {});
         n = s.read(got);
       }
