@@ -16,6 +16,7 @@
 #include "engine/control/executor_factory.hpp"
 #include "engine/initiator/load_generator.hpp"
 #include "support/engine_config.hpp"
+#include "support/wakeup_lateness.hpp"
 
 namespace {
 
@@ -144,16 +145,19 @@ TEST(PerfAgainstEngine, PercentilesLandAtAnInjectedBackendDelay) {
   spec.qd = 4;
   spec.time_s = 2;
   spec.ramp_s = 0.2;
+  test_support::WakeupLateness late(static_cast<uint64_t>(delay_ns));
   const initiator::LoadResult r = initiator::run_load(spec);
+  late.stop();
   ASSERT_EQ(r.status, initiator::LoadResult::Status::ok) << r.error;
   ASSERT_TRUE(r.failure.empty()) << r.failure;
   ASSERT_GT(r.read.h.count, 100u);
-  // p50 and p90 within 10 %; p99 also carries the wake-up latency of a shared machine, so a
-  // wider bound there (it still fails when completions are reaped late as a rule).
+  // p50 and p90 within 10 %; p99 gets a wider bound; each plus how late this machine woke a
+  // sleeping thread at that percentile during the run (it still fails when completions are
+  // reaped late as a rule on a quiet machine).
   for (double p : {50.0, 90.0, 99.0}) {
     const double v = r.read.h.percentile(p);
     EXPECT_GE(v, delay_ns * 0.9) << "p" << p;
-    EXPECT_LE(v, delay_ns * (p < 99.0 ? 1.1 : 2.0)) << "p" << p;
+    EXPECT_LE(v, delay_ns * (p < 99.0 ? 1.1 : 2.0) + late.at(p)) << "p" << p << ", wake-up lateness " << late.at(p);
   }
   EXPECT_GE(static_cast<double>(r.read.h.min_ns), delay_ns);  // never earlier than the delay
   e.stop();

@@ -18,6 +18,7 @@
 #include "engine/initiator/load_generator.hpp"
 #include "engine/stats/histogram_data.hpp"
 #include "support/engine_config.hpp"
+#include "support/wakeup_lateness.hpp"
 
 namespace {
 
@@ -29,20 +30,21 @@ const uint32_t delay_us = std::getenv("DELAY_US") ? std::atoi(std::getenv("DELAY
 // inherits it (nice is per thread on Linux and copied at thread creation).
 void prefer_this_process() { (void)setpriority(PRIO_PROCESS, 0, -20); }
 
-void expect_at_delay(const stats::HistogramData& h, const char* name) {
+void expect_at_delay(const stats::HistogramData& h, const char* name, const test_support::WakeupLateness& late) {
   const double delay_ns = delay_us * 1000.0;
   ASSERT_GT(h.count, 100u) << name;
   std::printf("%s: p50 %.0f us, p90 %.0f us, p99 %.0f us (delay %u us)\n", name, h.percentile(50) / 1e3,
               h.percentile(90) / 1e3, h.percentile(99) / 1e3, delay_us);
-  // The body of the distribution must sit at the delay within 10 %. The far tail also carries
-  // the wake-up latency of a shared 2-core machine (measured here: p99 +30-40 % at load 6), so
-  // p99 gets a wider bound; it still fails if completions were reaped late as a rule.
+  // The body of the distribution must sit at the delay within 10 %, plus however late this
+  // machine woke a sleeping thread at the same percentile during the run (a busy shared
+  // machine). The far tail gets a wider bound; it still fails if completions were reaped late
+  // as a rule.
   for (double p : {50.0, 90.0}) {
     EXPECT_GE(h.percentile(p), delay_ns * 0.9) << name << " p" << p;
-    EXPECT_LE(h.percentile(p), delay_ns * 1.1) << name << " p" << p;
+    EXPECT_LE(h.percentile(p), delay_ns * 1.1 + late.at(p)) << name << " p" << p << ", wake-up lateness " << late.at(p);
   }
   EXPECT_GE(h.percentile(99), delay_ns * 0.9) << name << " p99";
-  EXPECT_LE(h.percentile(99), delay_ns * 2.0) << name << " p99";
+  EXPECT_LE(h.percentile(99), delay_ns * 2.0 + late.at(99)) << name << " p99, wake-up lateness " << late.at(99);
 }
 
 TEST(StatsDelay, HistogramPercentilesMatchAnInjectedBackendDelay) {
@@ -71,15 +73,19 @@ TEST(StatsDelay, HistogramPercentilesMatchAnInjectedBackendDelay) {
   spec.qd = 8;
   if (cpus.size() >= 2) spec.cpus = {cpus[1]};
   spec.time_s = 2;
+  test_support::WakeupLateness late(uint64_t{delay_us} * 1000);
   const initiator::LoadResult r = initiator::run_load(spec);
+  late.stop();
+  std::printf("wake-up lateness of a %u us sleep: p50 %.0f us, p90 %.0f us, p99 %.0f us (%zu samples)\n", delay_us,
+              late.at(50) / 1e3, late.at(90) / 1e3, late.at(99) / 1e3, late.samples());
   ASSERT_EQ(r.status, initiator::LoadResult::Status::ok) << r.error;
   ASSERT_TRUE(r.failure.empty()) << r.failure;
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the last interval closes
   e.unsubscribe(sub);
   std::lock_guard lk(mu);
-  expect_at_delay(backend, "backend_latency");
-  expect_at_delay(reads, "read_latency");
-  expect_at_delay(writes, "write_latency");
+  expect_at_delay(backend, "backend_latency", late);
+  expect_at_delay(reads, "read_latency", late);
+  expect_at_delay(writes, "write_latency", late);
   EXPECT_GE(backend.min_ns, uint64_t{delay_us} * 1000);
   e.stop();
 }

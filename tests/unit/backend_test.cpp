@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -28,6 +29,7 @@
 #include "engine/backend/io_context.hpp"
 #include "engine/backend/ram/ram_backend.hpp"
 #include "engine/nvme/status.hpp"
+#include "support/wakeup_lateness.hpp"
 
 namespace {
 
@@ -757,7 +759,8 @@ std::unique_ptr<Backend> open_delayed(const std::string& kind, uint32_t delay_us
 // Lateness has two sources: the mechanism (timer expiry, the CQE, the eventfd) and the
 // scheduler waking this thread on a busy machine. The second is one-sided noise, so each
 // check is repeated and the best attempt must be close to the delay, while every attempt must
-// be at least the delay. As root the test also asks for nice -20 (threads inherit it).
+// be at least the delay, plus the median lateness of a plain sleep measured beside it (the
+// scheduler's share). As root the test also asks for nice -20 (threads inherit it).
 constexpr uint64_t delay_slack_ns = 2'000'000;
 constexpr int delay_attempts = 8;
 
@@ -777,8 +780,12 @@ TEST_P(DelayedBackendTest, CompletesAfterTheDelayNotMuchLater) {
   IoContext ctx(ring_entries);
   auto out = make_buffer(block), in = make_buffer(block);
   fill(out.get(), block, 9);
-  for (IoOp op : {IoOp::write, IoOp::read, IoOp::flush, IoOp::write_zeroes}) {
-    uint64_t best = UINT64_MAX;
+  const std::array ops{IoOp::write, IoOp::read, IoOp::flush, IoOp::write_zeroes};
+  std::array<uint64_t, ops.size()> best{};
+  test_support::WakeupLateness late(uint64_t{delay_us} * 1000);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const IoOp op = ops[i];
+    best[i] = UINT64_MAX;
     for (int attempt = 0; attempt < delay_attempts; ++attempt) {
       Io io = make_io(op, 5 * block, block, op == IoOp::read ? in.get() : out.get());
       const uint64_t t0 = now_ns();
@@ -789,12 +796,16 @@ TEST_P(DelayedBackendTest, CompletesAfterTheDelayNotMuchLater) {
       const uint64_t took = now_ns() - t0;
       EXPECT_EQ(io.result, 0);
       EXPECT_GE(took, uint64_t{delay_us} * 1000) << "op " << static_cast<int>(op);
-      best = std::min(best, took);
+      best[i] = std::min(best[i], took);
     }
-    EXPECT_LT(best, uint64_t{delay_us} * 1000 + delay_slack_ns) << "op " << static_cast<int>(op);
     if (op == IoOp::read && GetParam() == "ram") {  // the data moved at submission
       EXPECT_EQ(std::memcmp(in.get(), out.get(), block), 0);
     }
+  }
+  late.stop();
+  for (size_t i = 0; i < ops.size(); ++i) {
+    EXPECT_LT(best[i], uint64_t{delay_us} * 1000 + delay_slack_ns + static_cast<uint64_t>(late.at(50)))
+        << "op " << static_cast<int>(ops[i]) << ", median wake-up lateness " << late.at(50) << " ns";
   }
 }
 
