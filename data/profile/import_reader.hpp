@@ -1,6 +1,8 @@
 #pragma once
 // Private to data/profile/: tolerant reading of another tool's JSON for the importers. A value of
 // the wrong shape is an error with its path and reads as absent, so one pass reports them all.
+// Built on the engine's JSON reading (engine/control/json_*.hpp): the same errors, paths and
+// order as a configuration's; only the leniency (numbers as strings, 1/0 flags) is the importers'.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -9,25 +11,27 @@
 #include <nlohmann/json.hpp>
 
 #include "data/profile/profile_import.hpp"
-#include "engine/control/config.hpp"
-#include "engine/control/config_json.hpp"
+#include "engine/control/json_path.hpp"
+#include "engine/control/json_reader.hpp"
+#include "engine/control/size_text.hpp"
 
 namespace data::import {
 
 using json = nlohmann::json;
 
-class Reader {
- public:
-  explicit Reader(std::vector<control::ConfigError>& errors) : _errors(errors) {}
+using control::index_path;
+using control::member_path;
 
-  void error(std::string path, std::string message) { _errors.push_back({std::move(path), std::move(message)}); }
+class Reader : public control::JsonErrors {
+ public:
+  using control::JsonErrors::JsonErrors;
 
   // obj[key] as an array (empty when absent; an error when not an array).
   const json& array(const json& obj, const char* key, const std::string& path) {
     static const json empty = json::array();
     if (!obj.is_object() || !obj.contains(key)) return empty;
     const json& v = obj[key];
-    if (!v.is_array()) return error(path + "." + key, std::string("expected an array, got ") + v.type_name()), empty;
+    if (!v.is_array()) return error(member_path(path, key), std::string("expected an array, got ") + v.type_name()), empty;
     return v;
   }
 
@@ -35,7 +39,7 @@ class Reader {
     static const json empty = json::object();
     if (!obj.is_object() || !obj.contains(key)) return empty;
     const json& v = obj[key];
-    if (!v.is_object()) return error(path + "." + key, std::string("expected an object, got ") + v.type_name()), empty;
+    if (!v.is_object()) return error(member_path(path, key), std::string("expected an object, got ") + v.type_name()), empty;
     return v;
   }
 
@@ -45,7 +49,7 @@ class Reader {
     const json& v = obj[key];
     if (v.is_string()) return v.get<std::string>();
     if (v.is_number_integer()) return v.dump();
-    return error(path + "." + key, "expected a string, got " + v.dump()), std::nullopt;
+    return error(member_path(path, key), "expected a string, got " + v.dump()), std::nullopt;
   }
 
   // Integers, and integers written as strings ("16384").
@@ -57,7 +61,7 @@ class Reader {
       uint64_t n = 0;
       if (control::parse_size(v.get<std::string>(), n)) return n;
     }
-    return error(path + "." + key, "expected a non-negative integer, got " + v.dump()), std::nullopt;
+    return error(member_path(path, key), "expected a non-negative integer, got " + v.dump()), std::nullopt;
   }
 
   // true/false, 1/0 and "1"/"0" (nvmetcli's attributes).
@@ -67,11 +71,8 @@ class Reader {
     if (v.is_boolean()) return v.get<bool>();
     if (v == 1 || v == "1") return true;
     if (v == 0 || v == "0") return false;
-    return error(path + "." + key, "expected true or false (or 1/0), got " + v.dump()), std::nullopt;
+    return error(member_path(path, key), "expected true or false (or 1/0), got " + v.dump()), std::nullopt;
   }
-
- private:
-  std::vector<control::ConfigError>& _errors;
 };
 
 // What every importer shares: the result it fills, a Reader reporting into its errors, and
@@ -95,8 +96,6 @@ ImportResult run_importer(const json& doc) {
   control::sort_by_path(out.errors);
   return out;
 }
-
-inline std::string index_path(const std::string& path, size_t i) { return path + "[" + std::to_string(i) + "]"; }
 
 // The keys of obj not in known, comma-separated ("" when none): what a report lists.
 template <size_t N>

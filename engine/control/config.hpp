@@ -7,6 +7,9 @@
 #include <vector>
 
 #include "engine/backend/backend.hpp"
+#include "engine/control/config_error.hpp"
+#include "engine/control/cpu_mask.hpp"
+#include "engine/control/size_text.hpp"
 
 namespace control {
 
@@ -73,15 +76,6 @@ struct Config {
   BudgetConfig budgets;
 };
 
-// "0-3,6" ↔ {0,1,2,3,6}. parse_cpu_list returns false on malformed text.
-bool parse_cpu_list(std::string_view text, std::vector<unsigned>& out);
-std::string format_cpu_list(const std::vector<unsigned>& cpus);
-
-struct ConfigError {
-  std::string path;     // JSON path, e.g. "$.subsystems[0].namespaces[1].size"
-  std::string message;  // what is wrong and what is expected
-};
-
 struct ParseResult {
   Config config;
   std::vector<ConfigError> errors;  // empty = valid
@@ -99,8 +93,5 @@ std::vector<ConfigError> validate(const Config& c);
 Config default_config();
 
 inline constexpr const char* default_nqn = "nqn.2026-12.io.nvmetune:default";
-
-// "1GiB", "512M", "4096" → bytes; false on a malformed size.
-bool parse_size(std::string_view s, uint64_t& out);
 
 }  // namespace control

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "engine/control/config_json.hpp"
+#include "engine/control/settings_schema.hpp"
 #include "engine/control/json_codec.hpp"
 
 namespace control {
@@ -305,6 +306,13 @@ class Methods {
     return RpcOutcome::ok({{"threads", std::move(threads)}});
   }
 
+  // The tuning settings' description (settings_schema.hpp): what a front end builds forms from.
+  RpcOutcome settings_schema(const json& params) {
+    Params p(params, {});
+    if (!p.errors().empty()) return invalid_params(p.errors());
+    return RpcOutcome::ok(settings_schema_json());
+  }
+
  private:
   engine::Engine& _engine;
   ControlInfo _info;
@@ -349,6 +357,7 @@ RpcMethodTable make_engine_methods(engine::Engine& engine, ControlInfo info) {
       {"events.get", &Methods::events_get},
       {"events.add", &Methods::events_add},
       {"threads.get", &Methods::threads_get},
+      {"settings.schema", &Methods::settings_schema},
   };
   RpcMethodTable methods;
   for (const auto& [name, fn] : table) methods[name] = [m, fn = fn](const json& params) { return ((*m).*fn)(params); };
