@@ -42,6 +42,8 @@ constexpr uint32_t icd_align = 16;
 constexpr uint32_t queue_depth_min = 2;
 constexpr uint32_t queue_depth_max = 1024;
 constexpr uint32_t max_io_queues_max = 65535;
+constexpr int so_priority_max = 15;             // TC_PRIO_MAX; above 6 needs CAP_NET_ADMIN
+constexpr uint32_t busy_poll_us_max = 1'000'000;  // SO_BUSY_POLL is µs; a second is already absurd
 constexpr uint32_t maxh2cdata_min = 4096;   // NVMe/TCP: MAXH2CDATA ≥ 4 KiB, dword aligned
 constexpr uint32_t mdts_min = 4096;
 constexpr uint32_t mdts_max = 16u << 20;
@@ -371,8 +373,9 @@ constexpr std::array<std::string_view, 1> subsystem_required{"nqn"};
 constexpr std::array<std::string_view, 9> namespace_keys{"nsid", "backend", "size", "block_size",
                                                          "uuid", "path", "create", "direct", "delay_us"};
 constexpr std::array<std::string_view, 2> namespace_required{"nsid", "backend"};
-constexpr std::array<std::string_view, 5> tcp_keys{"in_capsule_data_size", "maxh2cdata",
-                                                   "queue_depth", "max_io_queues", "mdts_bytes"};
+constexpr std::array<std::string_view, 8> tcp_keys{"in_capsule_data_size", "maxh2cdata", "queue_depth",
+                                                   "max_io_queues",        "mdts_bytes", "so_priority",
+                                                   "busy_poll_us",         "prefer_busy_poll"};
 constexpr std::array<std::string_view, 11> threading_keys{
     "mode", "cpumask", "threads", "queue_cpu", "affinity_scope", "strict",
     "first_core", "idle_poll_us", "priority", "inline_budget", "io_mechanism"};
@@ -426,6 +429,9 @@ void read_tcp(Reader& r, const json& v, const std::string& path, TcpConfig& tcp)
   if (auto n = r.u32(v, "queue_depth", path)) tcp.queue_depth = *n;
   if (auto n = r.u32(v, "max_io_queues", path)) tcp.max_io_queues = *n;
   if (auto n = r.u32(v, "mdts_bytes", path)) tcp.mdts_bytes = *n;
+  if (auto n = r.integer(v, "so_priority", path)) tcp.so_priority = *n;
+  if (auto n = r.u32(v, "busy_poll_us", path)) tcp.busy_poll_us = *n;
+  if (auto b = r.boolean(v, "prefer_busy_poll", path)) tcp.prefer_busy_poll = *b;
 }
 
 // Reads the keys present onto t (a partial object changes only what it names).
@@ -649,6 +655,10 @@ void check_tcp(Checker& c, const TcpConfig& t, const std::string& path) {
   if (!pow2 || t.mdts_bytes < mdts_min || t.mdts_bytes > mdts_max)
     c.error(path + ".mdts_bytes", "must be a power of two from 4096 to 16777216 (got " +
                                     std::to_string(t.mdts_bytes) + ")");
+  if (t.so_priority < -1 || t.so_priority > so_priority_max)
+    c.error(path + ".so_priority", "must be -1 (not set) to " + std::to_string(so_priority_max) + " (got " +
+                                     std::to_string(t.so_priority) + ")");
+  c.range(path + ".busy_poll_us", t.busy_poll_us, 0, busy_poll_us_max);
 }
 
 template <size_t N>
@@ -845,7 +855,8 @@ json to_json(const SubsystemConfig& s) {
 
 json to_json(const TcpConfig& t) {
   return {{"in_capsule_data_size", t.in_capsule_data_size}, {"maxh2cdata", t.maxh2cdata},
-          {"queue_depth", t.queue_depth}, {"max_io_queues", t.max_io_queues}, {"mdts_bytes", t.mdts_bytes}};
+          {"queue_depth", t.queue_depth}, {"max_io_queues", t.max_io_queues}, {"mdts_bytes", t.mdts_bytes},
+          {"so_priority", t.so_priority}, {"busy_poll_us", t.busy_poll_us}, {"prefer_busy_poll", t.prefer_busy_poll}};
 }
 
 json to_json(const ListenerConfig& l) { return {{"trtype", l.trtype}, {"traddr", l.traddr}, {"trsvcid", l.trsvcid}}; }
@@ -873,21 +884,7 @@ bool parse_cpu_list(std::string_view text, std::vector<unsigned>& out) {
   return true;
 }
 
-std::string format_cpu_list(const std::vector<unsigned>& cpus) {
-  std::vector<unsigned> sorted = cpus;
-  std::sort(sorted.begin(), sorted.end());
-  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-  std::string text;
-  for (size_t i = 0; i < sorted.size();) {
-    size_t j = i;
-    while (j + 1 < sorted.size() && sorted[j + 1] == sorted[j] + 1) ++j;
-    if (!text.empty()) text += ',';
-    text += std::to_string(sorted[i]);
-    if (j > i) text += '-' + std::to_string(sorted[j]);
-    i = j + 1;
-  }
-  return text;
-}
+std::string format_cpu_list(const std::vector<unsigned>& cpus) { return sys::format_cpu_list(cpus); }
 
 JsonDocument parse_json_document(std::string_view json_text) {
   JsonDocument out;
