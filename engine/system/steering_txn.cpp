@@ -207,6 +207,7 @@ TxnResult revert_state_file(const std::string& state_path, const std::optional<s
 }
 
 std::string default_steering_state_path() {
+  if (const char* env = std::getenv("NVMETUNE_STEERING_STATE"); env && *env) return env;
   if (geteuid() == 0) return "/run/nvmetune/steering.json";
   if (const char* xdg = std::getenv("XDG_RUNTIME_DIR"); xdg && *xdg) return std::string(xdg) + "/nvmetune-steering.json";
   return "/tmp/nvmetune-" + std::to_string(geteuid()) + "/steering.json";

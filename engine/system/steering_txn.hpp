@@ -75,8 +75,8 @@ class SteeringTransaction {
 // runs. The file is removed when everything is restored.
 TxnResult revert_state_file(const std::string& state_path, const std::optional<std::string>& root = std::nullopt);
 
-// /run/nvmetune/steering.json for root, else $XDG_RUNTIME_DIR/nvmetune-steering.json
-// (/tmp/nvmetune-UID/steering.json without it).
+// $NVMETUNE_STEERING_STATE when set; else /run/nvmetune/steering.json for root, else
+// $XDG_RUNTIME_DIR/nvmetune-steering.json (/tmp/nvmetune-UID/steering.json without it).
 std::string default_steering_state_path();
 
 }  // namespace sys

@@ -10,6 +10,8 @@
 
 #include <algorithm>
 
+#include "engine/control/engine.hpp"
+#include "engine/control/rpc_methods.hpp"
 #include "engine/system/cpu_mask.hpp"
 #include "engine/system/irq_table.hpp"
 #include "engine/system/steering_discovery.hpp"
@@ -69,6 +71,12 @@ const sys::IrqLine& line(const sys::SteeringView& v, unsigned irq) {
   auto it = std::find_if(v.irqs.begin(), v.irqs.end(), [&](const sys::IrqLine& l) { return l.irq == irq; });
   EXPECT_NE(it, v.irqs.end()) << "irq " << irq;
   return *it;
+}
+
+// The plan of req on the tree as it is now.
+sys::SteeringPlan plan_on(const FakeSysfs& t, const sys::SteeringRequest& req) {
+  sys::SysRoot root(t.root());
+  return sys::plan_steering(root, sys::discover_steering(root), req);
 }
 
 std::vector<sys::FileChange> changes_of(const sys::SteeringPlan& plan) {
@@ -174,15 +182,13 @@ TEST(SteeringDiscovery, RatesFromTwoViews) {
 TEST(SteeringPlan, RowsWithOldAndNewValues) {
   FakeSysfs t(64);
   mlx5_nic(t);
-  sys::SysRoot root(t.root());
-  const auto v = sys::discover_steering(root);
   sys::SteeringRequest req;
   req.irq.push_back({std::nullopt, "ens1f0np0", 2u, std::vector<unsigned>{4}});
   req.irq.push_back({121u, "", std::nullopt, std::vector<unsigned>{0, 1, 2, 3, 4, 5, 6, 7}});  // unchanged
   req.rps.push_back({"ens1f0np0", std::nullopt, std::vector<unsigned>{40, 63}, 4096u});
   req.xps.push_back({"ens1f0np0", 0u, std::vector<unsigned>{1}});
   req.rps_sock_flow_entries = 32768;
-  const auto plan = sys::plan_steering(root, v, req);
+  const auto plan = plan_on(t, req);
   ASSERT_TRUE(plan.ok()) << plan.errors.front().field << ": " << plan.errors.front().message;
   ASSERT_EQ(plan.rows.size(), 2u + 16 + 1 + 1);
   EXPECT_EQ(plan.rows[0].path, "/proc/irq/123/smp_affinity_list");
@@ -201,15 +207,13 @@ TEST(SteeringPlan, RowsWithOldAndNewValues) {
 TEST(SteeringPlan, EveryBadRuleReported) {
   FakeSysfs t(8);
   virtio_nic(t);
-  sys::SysRoot root(t.root());
-  const auto v = sys::discover_steering(root);
   sys::SteeringRequest req;
   req.irq.push_back({999u, "", std::nullopt, std::vector<unsigned>{0}});
   req.irq.push_back({38u, "", std::nullopt, std::vector<unsigned>{}});
   req.rps.push_back({"eth9", 0u, std::vector<unsigned>{0}});
   req.rps.push_back({"eth0", 7u, std::vector<unsigned>{0}});
   req.xps.push_back({"eth0", 0u, std::vector<unsigned>{12}});
-  const auto plan = sys::plan_steering(root, v, req);
+  const auto plan = plan_on(t, req);
   std::vector<std::string> fields;
   for (const auto& e : plan.errors) fields.push_back(e.field);
   EXPECT_EQ(fields, (std::vector<std::string>{"irq[0].irq", "irq[1].cpus", "rps[0].device", "rps[1].queue", "xps[0].cpus"}));
@@ -227,7 +231,7 @@ TEST(SteeringTxn, ApplyThenRevertIsByteIdentical) {
   req.irq.push_back({std::nullopt, "ens2f0", std::nullopt, std::vector<unsigned>{47}});
   req.rps.push_back({"ens2f0", std::nullopt, std::vector<unsigned>{1, 2}, 2048u});
   req.busy_poll = 50;
-  const auto plan = sys::plan_steering(root, sys::discover_steering(root), req);
+  const auto plan = plan_on(t, req);
   ASSERT_TRUE(plan.ok());
   auto r = txn.apply(changes_of(plan));
   ASSERT_TRUE(r.ok()) << r.message();
@@ -237,7 +241,7 @@ TEST(SteeringTxn, ApplyThenRevertIsByteIdentical) {
   // A second plan over the first: revert still goes back to the machine's originals.
   sys::SteeringRequest again;
   again.irq.push_back({203u, "", std::nullopt, std::vector<unsigned>{3}});
-  ASSERT_TRUE(txn.apply(changes_of(sys::plan_steering(root, sys::discover_steering(root), again))).ok());
+  ASSERT_TRUE(txn.apply(changes_of(plan_on(t, again))).ok());
   EXPECT_EQ(t.read("/proc/irq/203/smp_affinity_list"), "3");
   r = txn.revert();
   ASSERT_TRUE(r.ok()) << r.message();
@@ -262,7 +266,7 @@ TEST(SteeringTxn, HalfWayFailureRollsBackEveryEarlierWrite) {
   sys::SteeringRequest req;
   req.irq.push_back({std::nullopt, "eth0", std::nullopt, std::vector<unsigned>{5}});
   req.rps.push_back({"eth0", std::nullopt, std::vector<unsigned>{6}, 1024u});
-  const auto plan = sys::plan_steering(root, sys::discover_steering(root), req);
+  const auto plan = plan_on(t, req);
   ASSERT_TRUE(plan.ok());
   const std::string state = t.root() + "/steering.json";
   sys::SteeringTransaction txn(root, state);
@@ -348,6 +352,62 @@ TEST(SteeringTxn, ErrorsSayWhatTheyMean) {
   EXPECT_NE(sys::explain_write_error("/proc/irq/9/smp_affinity_list", EIO).find("managed IRQ"), std::string::npos);
   EXPECT_NE(sys::explain_write_error("/proc/irq/9/smp_affinity_list", EACCES).find("needs root"), std::string::npos);
   EXPECT_NE(sys::explain_write_error("/sys/class/net/x/queues/rx-0/rps_cpus", EROFS).find("read-only"), std::string::npos);
+}
+
+// What a GUI panel calls: steering.get, steering.plan, steering.apply, steering.revert on an
+// engine whose steering root is a fake tree.
+TEST(SteeringRpc, GetPlanApplyRevert) {
+  using nlohmann::json;
+  FakeSysfs t(8);
+  virtio_nic(t);
+  const auto before = t.files();
+  char dir[] = "/tmp/nvmetune-steer-state-XXXXXX";
+  const std::string state_dir = mkdtemp(dir);
+  engine::Engine e(control::Config{});
+  e.set_steering_root(t.root(), state_dir + "/steering.json");
+  auto methods = control::make_engine_methods(e, {});
+  const auto call = [&](const char* m, const char* params) { return methods.at(m)(json::parse(params)); };
+
+  auto r = call("steering.get", R"({"all": true})");
+  ASSERT_FALSE(r.error);
+  EXPECT_EQ(r.result["interfaces"][0]["name"], "eth0");
+  EXPECT_EQ(r.result["per_cpu"].size(), 8u);
+  EXPECT_EQ(r.result["irqs"].size(), 11u);
+  EXPECT_EQ(r.result["interfaces"][0]["rx"][2]["rps_cpus"], "");
+
+  r = call("steering.plan", R"({"rps": [{"device": "eth0", "cpus": "1-2", "flow_cnt": 64}]})");
+  ASSERT_FALSE(r.error) << r.error->message;
+  EXPECT_EQ(r.result["rows"].size(), 8u);
+  EXPECT_EQ(r.result["rows"][0]["old"], "00\n");
+  EXPECT_EQ(r.result["rows"][0]["new"], "06");
+  EXPECT_EQ(t.files(), before);  // a dry run
+
+  r = call("steering.plan", R"({"rps": [{"device": "eth9", "cpus": "1"}], "rsp": []})");
+  ASSERT_TRUE(r.error);
+  EXPECT_EQ(r.error->code, control::rpc_code::invalid_params);
+  EXPECT_EQ(r.error->data[0]["path"], "params.rsp");
+  r = call("steering.apply", R"({"rps": [{"device": "eth9", "cpus": "1"}]})");
+  ASSERT_TRUE(r.error);
+  EXPECT_EQ(r.error->data[0]["path"], "params.rps[0].device");
+
+  r = call("steering.apply", R"({"rps": [{"device": "eth0", "cpus": "1-2", "flow_cnt": 64}], "busy_read": 50})");
+  ASSERT_FALSE(r.error) << r.error->message;
+  EXPECT_EQ(r.result["changes"], 9u);
+  EXPECT_EQ(t.read(FakeSysfs::queue("eth0", "rx", 3) + "/rps_cpus"), "06");
+  r = call("steering.get", "{}");
+  EXPECT_EQ(r.result["saved"].size(), 9u);
+  EXPECT_EQ(r.result["active"]["rps"][0]["device"], "eth0");
+
+  r = call("steering.revert", "{}");
+  ASSERT_FALSE(r.error) << r.error->message;
+  EXPECT_EQ(r.result["restored"].size(), 9u);
+  EXPECT_EQ(t.files(), before);
+  std::vector<std::string> actions;
+  for (const auto& ev : e.events())
+    if (ev.kind == "steering") actions.push_back(json::parse(ev.detail_json)["action"]);
+  EXPECT_EQ(actions, (std::vector<std::string>{"apply", "revert"}));
+  EXPECT_TRUE(call("events.add", R"({"kind": "steering"})").error);  // the engine's own kind
+  std::filesystem::remove_all(state_dir);
 }
 
 }  // namespace
