@@ -162,6 +162,7 @@ void run_cell(const ExperimentPlan& plan, ExperimentTarget& target, const Cell& 
     return;
   }
   if (m.error = target.apply(t, b); !m.error.empty()) return;
+  if (m.error = target.steer(s.steering); !m.error.empty()) return;
   const std::vector<unsigned> tcpus = target_cpus_of(t);
   m.target_cpus = control::format_cpu_list(tcpus);
 
@@ -422,6 +423,7 @@ json cell_json(const ExperimentPlan& p, const Cell& c) {
   j["workload"] = p.workloads[c.workload].name;
   j["contention"] = p.contention[c.contention].name;
   j["setting_params"] = {{"threading", p.settings[c.setting].threading}, {"budgets", p.settings[c.setting].budgets}};
+  if (!p.settings[c.setting].steering.is_null()) j["setting_params"]["steering"] = p.settings[c.setting].steering;
   j.update(measurement_json(c.summary));
   j["hog"]["load_pct"] = p.contention[c.contention].load_pct;
   j["rounds_ok"] = rounds_ok(c);

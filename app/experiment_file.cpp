@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "engine/control/config_json.hpp"
+#include "engine/control/steering_json.hpp"
 #include "engine/initiator/load_generator.hpp"
 
 namespace app {
@@ -124,7 +125,7 @@ void read_setting(Reader& r, const json& v, const std::string& path, size_t i, E
                   std::vector<control::ConfigError>& errors) {
   ExperimentSetting s;
   s.name = "setting" + std::to_string(i + 1);
-  if (!r.object(v, path, {"name", "threading", "budgets"})) return;
+  if (!r.object(v, path, {"name", "threading", "budgets", "steering"})) return;
   if (auto n = r.string(v, "name", path)) s.name = *n;
   if (v.contains("threading")) {
     s.threading = v["threading"];
@@ -135,6 +136,11 @@ void read_setting(Reader& r, const json& v, const std::string& path, size_t i, E
     s.budgets = v["budgets"];
     control::BudgetConfig b;
     for (auto& e : control::parse_budgets(s.budgets, path + ".budgets", b)) errors.push_back(e);
+  }
+  if (v.contains("steering")) {
+    s.steering = v["steering"];
+    sys::SteeringRequest req;  // devices, queues and CPUs are the engine's to judge
+    for (auto& e : control::parse_steering_request(s.steering, path + ".steering", req)) errors.push_back(e);
   }
   plan.settings.push_back(std::move(s));
 }

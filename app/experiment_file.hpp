@@ -14,11 +14,14 @@
 namespace app {
 
 // One engine setting: a partial "threading" and/or "budgets" object, as threading.set and
-// budgets.set take them, merged onto the engine's starting values (never onto the previous cell).
+// budgets.set take them, merged onto the engine's starting values (never onto the previous cell),
+// and optionally a "steering" request (as steering.apply takes it), applied after the previous
+// cell's steering was reverted.
 struct ExperimentSetting {
   std::string name;
   nlohmann::json threading = nlohmann::json::object();
   nlohmann::json budgets = nlohmann::json::object();
+  nlohmann::json steering;  // null = the machine's own steering
 };
 
 struct ExperimentWorkload {

@@ -8,6 +8,7 @@
 #include "engine/control/config_json.hpp"
 #include "engine/control/engine.hpp"
 #include "engine/control/json_codec.hpp"
+#include "engine/control/steering_json.hpp"
 
 namespace app {
 
@@ -75,6 +76,16 @@ class EmbeddedTarget final : public ExperimentTarget {
     if (auto errors = _engine.set_budgets(b); !errors.empty()) return "budgets.set refused: " + join_errors(errors);
     return {};
   }
+  std::string steer(const json& request) override {
+    if (auto r = _engine.revert_steering(); !r.ok()) return "steering.revert: " + r.message();
+    if (request.is_null()) return {};
+    sys::SteeringRequest req;
+    if (auto errors = control::parse_steering_request(request, "steering", req); !errors.empty()) return join_errors(errors);
+    const auto out = _engine.apply_steering(req);
+    if (!out.plan.ok()) return "steering.apply refused: " + join_errors(control::plan_errors(out.plan, "steering"));
+    if (!out.result.ok()) return "steering.apply refused: " + out.result.message();
+    return {};
+  }
   std::optional<EngineInterval> latest() override {
     const stats::Snapshot s = _engine.last_snapshot();
     if (s.seq == 0 && s.interval_ns == 0) return std::nullopt;
@@ -133,6 +144,17 @@ class RemoteTarget final : public ExperimentTarget {
     if (!call("budgets.set", control::to_json(b))) return "budgets.set refused: " + _error;
     return {};
   }
+  std::string steer(const json& request) override {
+    if (_steered && !call("steering.revert", json::object())) return "steering.revert: " + _error;
+    _steered = false;
+    if (request.is_null()) return {};
+    if (!call("steering.apply", request)) return "steering.apply refused: " + _error;
+    _steered = true;
+    return {};
+  }
+  ~RemoteTarget() override {
+    if (_steered) call("steering.revert", json::object());
+  }
   std::optional<EngineInterval> latest() override {
     auto r = call("stats.get", {{"histograms", true}});
     if (!r || !r->contains("total")) return std::nullopt;
@@ -167,6 +189,7 @@ class RemoteTarget final : public ExperimentTarget {
   }
 
   RpcClient _rpc;
+  bool _steered = false;  // this experiment applied steering on the remote engine
   std::string _path, _error;
   int _id = 0;
   initiator::Target _target;

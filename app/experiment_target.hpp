@@ -35,6 +35,9 @@ class ExperimentTarget {
   virtual control::BudgetConfig base_budgets() const = 0;
   // Applies both live. Empty on success, else the engine's refusal (each bad field named).
   virtual std::string apply(const control::ThreadingConfig& t, const control::BudgetConfig& b) = 0;
+  // Reverts the steering of the previous cell, then applies request (null: none). Empty on
+  // success, else the engine's refusal. The engine's own revert restores the machine at the end.
+  virtual std::string steer(const nlohmann::json& request) = 0;
   // The last closed interval, if any yet.
   virtual std::optional<EngineInterval> latest() = 0;
 };

@@ -18,6 +18,7 @@
 #include "app/hog.hpp"
 #include "app/experiment.hpp"
 #include "app/serve.hpp"
+#include "app/steer.hpp"
 #ifdef NVMETUNE_HAVE_GUI
 #include "app/gui.hpp"
 #endif
@@ -71,6 +72,7 @@ constexpr Subcommand subcommands[] = {
     {"hog", "CPU-contention generator: busy/sleep duty-cycle threads pinned to CPUs.", attach_hog},
     {"experiment", "Run engine settings x workloads x contention levels and compare them.", attach_experiment},
     {"db", "Read the recorded statistics database: runs, series, percentiles, compare, export, vacuum.", app::attach_db},
+    {"steer", "IRQ affinity, RPS/XPS/RFS and busy polling: show, plan (dry run), apply, revert.", app::attach_steer},
 };
 
 bool display_available() {

@@ -23,6 +23,7 @@
 #include "data/profile/profile_apply.hpp"
 #include "data/profile/profile_diff.hpp"
 #include "data/profile/profile_import.hpp"
+#include "data/profile/steering_capture.hpp"
 #include "data/store/store.hpp"
 #include "engine/control/config_json.hpp"
 #include "engine/control/rpc_server.hpp"
@@ -174,6 +175,9 @@ int run_save(const ProfileOptions& o) {
     if (!r.ok) return fail("subsystems.list: " + r.message), exit_failure;
     doc["subsystems"] = r.result.value("subsystems", json::array());
     doc["listeners"] = r.result.value("listeners", json::array());
+    // Steering names this machine's lines and devices: kept with the topology, not the tuning.
+    if (auto st = engine("steering.get", nullptr); st.ok)
+      if (auto s = data::steering_from_engine(st.result)) doc["steering"] = data::to_json(*s);
   }
   auto p = parse_checked("the engine's state", doc.dump());
   if (!p || !store_profile(o, *p, true)) return exit_failure;

@@ -96,6 +96,14 @@ grep -q 'workloads\[0\]' "$work/err" || fail "bad bs not named: $(cat "$work/err
 "$bin" experiment "$src/experiments/seed-compare.json" --socket /nonexistent/sock >"$work/out" 2>"$work/err"
 rc=$?
 [ "$rc" = 1 ] && pass "seed-compare.json is valid (exit 1: no engine at the socket)" || { fail "seed-compare.json: exit $rc"; cat "$work/err"; }
+"$bin" experiment "$src/experiments/rps-steering.json" --socket /nonexistent/sock >"$work/out" 2>"$work/err"
+rc=$?
+[ "$rc" = 1 ] && pass "rps-steering.json is valid (exit 1: no engine at the socket)" || { fail "rps-steering.json: exit $rc"; cat "$work/err"; }
+echo '{"settings": [{"steering": {"rps": [{"device": "lo", "cpus": "0-x"}]}}], "workloads": [{"rw": "randread"}]}' >"$work/bad-steer.json"
+"$bin" experiment "$work/bad-steer.json" >"$work/out" 2>"$work/err"
+rc=$?
+[ "$rc" = 2 ] && grep -q 'settings\[0\].steering.rps\[0\].cpus' "$work/err" && pass "bad steering named, exit 2" ||
+  fail "bad steering: exit $rc: $(cat "$work/err")"
 
 if [ "$failures" -ne 0 ]; then echo "$failures failure(s)"; exit 1; fi
 echo "all passed"

@@ -33,13 +33,11 @@ cat >"$work/poll.json" <<'EOF'
   "name": "poll1",
   "description": "one polling thread",
   "threading": {"mode": "poll", "threads": 1, "idle_poll_us": 200},
-  "budgets": {"recv_pdus": 16},
-  "steering": {"irq": [{"irq": 1, "cpus": "0"}], "rps": [{"device": "lo", "queue": 0, "cpus": "all"}]}
+  "budgets": {"recv_pdus": 16}
 }
 EOF
 expect_exit 0 "apply poll.json" -- "${profile[@]}" apply "$work/poll.json"
 expect_grep "$work/out" '^applied: threading' "apply reports threading applied"
-expect_grep "$work/out" '^not applied: steering: not applied: no steering support yet' "steering reported as not applied"
 expect_exit 0 "threading after" -- "${ctl[@]}" threading.get
 expect_grep "$work/out" '"mode": "poll"' "threading.get shows poll"
 expect_grep "$work/out" '"idle_poll_us": 200' "threading.get shows idle_poll_us 200"

@@ -38,8 +38,8 @@ struct QueueSteering {
   std::vector<unsigned> cpus;  // empty = every online CPU ("all")
 };
 
-// Carried, validated and diffed; the engine has no steering support yet, so apply reports it as
-// not applied.
+// Applied by the engine as one transaction (steering.apply, whose request has this shape);
+// `profile save` captures the lines and queues the engine changed, with their CPUs now.
 struct SteeringConfig {
   std::vector<IrqSteering> irq;
   std::vector<QueueSteering> rps;

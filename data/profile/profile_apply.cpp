@@ -35,7 +35,8 @@ class Applier {
     if (_p.budgets && !set("budgets.set", control::to_json(*_p.budgets), "$.budgets")) return finish();
     if (_p.tcp)
       not_applied("tcp: not applied: transport settings take effect when the engine starts (nvmetune serve --config)");
-    if (_p.steering) not_applied("steering: not applied: no steering support yet");
+    // Steering is one transaction in the engine: all of the section, or none of it.
+    if (_p.steering && !set("steering.apply", to_json(*_p.steering), "$.steering")) return finish();
     if (_p.listeners || _p.subsystems) topology();
     finish();
   }

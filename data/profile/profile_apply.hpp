@@ -6,9 +6,9 @@
 //
 // The profile must be valid (parse_profile found nothing). Steps run in this order and stop at
 // the first the engine refuses: threading (the step most likely refused, so a refusal leaves the
-// engine untouched), budgets, subsystems and namespaces. What cannot change live (tcp, listeners,
-// steering, an existing subsystem's settings) is reported as not applied. Last, the outcome is
-// recorded as a "profile" event.
+// engine untouched), budgets, steering (steering.apply: all rules or none), subsystems and
+// namespaces. What cannot change live (tcp, listeners, an existing subsystem's settings) is
+// reported as not applied. Last, the outcome is recorded as a "profile" event.
 #include <functional>
 #include <string>
 #include <vector>
@@ -31,7 +31,7 @@ using RpcCaller = std::function<RpcResult(const std::string& method, const nlohm
 
 struct ApplyReport {
   std::vector<std::string> applied;        // "threading: mode poll, cpumask 1, threads 1"
-  std::vector<std::string> not_applied;    // "steering: not applied: no steering support yet"
+  std::vector<std::string> not_applied;    // "tcp: not applied: transport settings take effect ..."
   std::vector<control::ConfigError> errors;  // refusals, with the profile's paths ($.threading.mode)
   bool ok() const { return errors.empty(); }
 };

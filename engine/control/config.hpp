@@ -41,6 +41,11 @@ struct TcpConfig {
   uint32_t queue_depth = 128;             // MQES + 1
   uint32_t max_io_queues = 64;            // per controller
   uint32_t mdts_bytes = 1024 * 1024;      // largest transfer per command
+  // Socket options on the listening and every accepted socket (nvmet-tcp's so_priority;
+  // busy polling of the NIC queue a socket's packets arrive on). -1 / 0 / false = not set.
+  int so_priority = -1;                   // SO_PRIORITY 0..6 (higher needs CAP_NET_ADMIN)
+  uint32_t busy_poll_us = 0;              // SO_BUSY_POLL
+  bool prefer_busy_poll = false;          // SO_PREFER_BUSY_POLL
 };
 
 // The execution model (DESIGN.md "Execution models"); every field can change live.

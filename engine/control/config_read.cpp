@@ -105,6 +105,9 @@ void read_tcp(JsonReader& r, const json& v, const std::string& path, TcpConfig& 
   if (auto n = r.u32(v, "queue_depth", path)) tcp.queue_depth = *n;
   if (auto n = r.u32(v, "max_io_queues", path)) tcp.max_io_queues = *n;
   if (auto n = r.u32(v, "mdts_bytes", path)) tcp.mdts_bytes = *n;
+  if (auto n = r.integer(v, "so_priority", path)) tcp.so_priority = *n;
+  if (auto n = r.u32(v, "busy_poll_us", path)) tcp.busy_poll_us = *n;
+  if (auto b = r.boolean(v, "prefer_busy_poll", path)) tcp.prefer_busy_poll = *b;
 }
 
 void read_threading(JsonReader& r, const json& v, const std::string& path, ThreadingConfig& t) {

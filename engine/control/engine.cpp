@@ -1,6 +1,7 @@
 // engine::Engine: builds the target from a Config and runs it.
 #include "engine/control/engine.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -65,9 +66,18 @@ struct Engine::Impl {
   bool hk_stop = false;
   std::atomic<bool> running{false};
   mutable std::mutex tune_mutex;  // one live change at a time; guards cfg.threading/budgets
+  control::SteeringControl steering;
 
   explicit Impl(control::Config c) : cfg(std::move(c)), target(limits_of(cfg.tcp)) {
     target.set_event_hook([this](std::string_view kind, std::string detail) { events.append(std::string(kind), std::move(detail)); });
+    steering.set_event_sink([this](const std::string& detail) { events.append("steering", detail); });
+    steering.set_interfaces([this] {
+      std::vector<std::string> names;
+      for (const auto& l : cfg.listeners)
+        for (auto& n : sys::interfaces_with_address(l.traddr))
+          if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(std::move(n));
+      return names;
+    });
     target.set_log([this](core::EventLevel lvl, std::string_view msg) {
       std::lock_guard lk(log_mutex);
       if (log_sink) log_sink(static_cast<LogLevel>(lvl), msg);
@@ -157,6 +167,7 @@ std::vector<ConfigError> Engine::start() {
   im.transport = std::make_unique<tcp::TcpTransport>(im.target, *im.executor, ql, budgets_of(im.cfg.budgets),
                                                      im.registry);
   im.transport->set_io_mechanism(mechanism_of(im.cfg.threading));
+  im.transport->set_socket_options({im.cfg.tcp.so_priority, im.cfg.tcp.busy_poll_us, im.cfg.tcp.prefer_busy_poll});
   im.bind_listeners(errs);
   if (!errs.empty()) {
     im.transport.reset();
@@ -175,6 +186,12 @@ std::vector<ConfigError> Engine::start() {
 
 void Engine::stop() {
   auto& im = *_impl;
+  // A clean exit leaves the machine as the engine found it.
+  if (im.steering.changed()) {
+    const auto r = im.steering.revert();
+    std::lock_guard lk(im.log_mutex);
+    if (!r.ok() && im.log_sink) im.log_sink(LogLevel::error, "steering revert at stop: " + r.message());
+  }
   if (!im.running.exchange(false)) return;
   im.transport->stop_accepting();
   im.executor->stop();  // retires (closes and frees) every queue
@@ -365,5 +382,23 @@ void Engine::set_log_sink(LogSink sink) {
   std::lock_guard lk(_impl->log_mutex);
   _impl->log_sink = std::move(sink);
 }
+
+}  // namespace engine
+
+namespace engine {
+
+void Engine::set_steering_root(std::string root, std::string state_file) {
+  _impl->steering.set_root(std::move(root), std::move(state_file));
+}
+
+control::SteeringState Engine::steering(bool all_interfaces) { return _impl->steering.state(all_interfaces); }
+
+sys::SteeringPlan Engine::plan_steering(const sys::SteeringRequest& request) { return _impl->steering.plan(request); }
+
+control::SteeringOutcome Engine::apply_steering(const sys::SteeringRequest& request) {
+  return _impl->steering.apply(request);
+}
+
+sys::TxnResult Engine::revert_steering() { return _impl->steering.revert(); }
 
 }  // namespace engine

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/control/config.hpp"
+#include "engine/control/steering_control.hpp"
 #include "engine/stats/snapshot.hpp"
 
 namespace engine {
@@ -90,6 +91,21 @@ class Engine {
   // so plots show it with the engine's own; detail_json must be a JSON object. Returns it
   // numbered and timed.
   stats::Event record_event(std::string kind, std::string detail_json);
+
+  // --- Steering (IRQ affinity, RPS/XPS/RFS, busy-poll sysctls; control/steering_control.hpp).
+  // Every apply and revert is a "steering" event; stop() reverts what the engine changed.
+  // Before start(): where /proc and /sys are ("/" = this machine) and the crash state file
+  // ("" = sys::default_steering_state_path()).
+  void set_steering_root(std::string root, std::string state_file = {});
+  // Discovery of the listeners' interfaces (all = every interface), with rates since the
+  // previous call, and what the engine changed.
+  control::SteeringState steering(bool all_interfaces = false);
+  // The dry run: one row per file (path, old, new); errors name the rule's field.
+  sys::SteeringPlan plan_steering(const sys::SteeringRequest& request);
+  // All or nothing: on a refused write every earlier write is rolled back.
+  control::SteeringOutcome apply_steering(const sys::SteeringRequest& request);
+  // Restores every file the engine changed (also those a crashed engine left in the state file).
+  sys::TxnResult revert_steering();
 
  private:
   struct Impl;

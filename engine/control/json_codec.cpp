@@ -42,7 +42,7 @@ json counters_json(const stats::QueueRow& q, bool buckets) {
 
 json queue_json(const stats::QueueRow& q, bool buckets) {
   json j = {{"queue_id", q.queue_id}, {"qid", q.qid},   {"cntlid", q.cntlid},
-            {"subnqn", q.subnqn},     {"peer", q.peer}, {"worker", q.worker},
+            {"subnqn", q.subnqn},     {"peer", q.peer}, {"worker", q.worker}, {"incoming_cpu", q.incoming_cpu},
             {"io_mechanism", q.io_mechanism}};
   j.update(counters_json(q, buckets));
   return j;

@@ -12,6 +12,7 @@
 #include "engine/control/config_json.hpp"
 #include "engine/control/settings_schema.hpp"
 #include "engine/control/json_codec.hpp"
+#include "engine/control/steering_json.hpp"
 
 namespace control {
 
@@ -26,7 +27,7 @@ constexpr size_t event_kind_max = 64;
 constexpr size_t event_detail_max = 64 * 1024;
 // Kinds the engine records itself: a client may not forge them (plots trust them).
 constexpr std::string_view engine_event_kinds[] = {"start", "threading", "budgets", "namespace_add",
-                                                   "namespace_remove", "connect", "disconnect"};
+                                                   "namespace_remove", "connect", "disconnect", "steering"};
 
 std::string key_path(std::string_view key) {
   const bool plain = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
@@ -313,6 +314,47 @@ class Methods {
     return RpcOutcome::ok(settings_schema_json());
   }
 
+  // params: {"all": bool}: discovery of the listeners' interfaces (or all), and what the engine changed.
+  RpcOutcome steering_get(const json& params) {
+    Params p(params, {"all"});
+    const bool all = p.boolean("all").value_or(false);
+    if (!p.errors().empty()) return invalid_params(p.errors());
+    auto s = _engine.steering(all);
+    json out = to_json(s.view);
+    out["saved"] = saved_json(s.saved);
+    out["active"] = to_json(s.active);
+    out["root"] = s.root;
+    out["state_file"] = s.state_file;
+    out["blocked"] = s.blocked;
+    return RpcOutcome::ok(std::move(out));
+  }
+
+  // params: a steering request (steering_json.hpp); the dry run: rows with old and new values.
+  RpcOutcome steering_plan(const json& params) {
+    sys::SteeringRequest req;
+    if (auto errors = parse_steering_request(params, params_path, req); !errors.empty()) return invalid_params(errors);
+    const auto plan = _engine.plan_steering(req);
+    if (!plan.ok()) return invalid_params(plan_errors(plan, params_path));
+    return RpcOutcome::ok({{"rows", rows_json(plan.rows)}, {"changes", plan.changes()}});
+  }
+
+  RpcOutcome steering_apply(const json& params) {
+    sys::SteeringRequest req;
+    if (auto errors = parse_steering_request(params, params_path, req); !errors.empty()) return invalid_params(errors);
+    const auto out = _engine.apply_steering(req);
+    if (!out.plan.ok()) return invalid_params(plan_errors(out.plan, params_path));
+    if (!out.result.ok()) return engine_refused("steering not applied (nothing changed)", txn_errors(out.result));
+    return RpcOutcome::ok({{"rows", rows_json(out.plan.rows)}, {"changes", out.result.done.size()}});
+  }
+
+  RpcOutcome steering_revert(const json& params) {
+    Params p(params, {});
+    if (!p.errors().empty()) return invalid_params(p.errors());
+    const auto r = _engine.revert_steering();
+    if (!r.ok()) return engine_refused("steering revert incomplete", txn_errors(r));
+    return RpcOutcome::ok({{"restored", saved_json(r.done)}});
+  }
+
  private:
   engine::Engine& _engine;
   ControlInfo _info;
@@ -358,6 +400,10 @@ RpcMethodTable make_engine_methods(engine::Engine& engine, ControlInfo info) {
       {"events.add", &Methods::events_add},
       {"threads.get", &Methods::threads_get},
       {"settings.schema", &Methods::settings_schema},
+      {"steering.get", &Methods::steering_get},
+      {"steering.plan", &Methods::steering_plan},
+      {"steering.apply", &Methods::steering_apply},
+      {"steering.revert", &Methods::steering_revert},
   };
   RpcMethodTable methods;
   for (const auto& [name, fn] : table) methods[name] = [m, fn = fn](const json& params) { return ((*m).*fn)(params); };

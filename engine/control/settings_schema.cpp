@@ -128,6 +128,20 @@ std::vector<Setting> tcp_rows() {
        .help = "Largest transfer per command, a power of two from 4096 to 16 MiB. Larger lets hosts send big I/O as "
                "one command; smaller splits it, which keeps per-command buffers small and evens out latency between "
                "large and small I/O. Applies at start."},
+      {.section = "tcp", .key = "so_priority", .type = T::integer, .label = "Socket priority", .min = -1, .max = 15,
+       .modes = all_modes, .live = false,
+       .help = "SO_PRIORITY on the listening and every accepted socket (as nvmet-tcp's so_priority); -1 = not set. "
+               "A higher priority puts the target's packets ahead in the NIC's traffic classes; values above 6 need "
+               "CAP_NET_ADMIN. Applies to connections accepted after start."},
+      {.section = "tcp", .key = "busy_poll_us", .type = T::integer, .label = "Busy poll", .unit = "µs", .min = 0,
+       .max = 1'000'000, .modes = all_modes, .live = false,
+       .help = "SO_BUSY_POLL: µs a receive may spin on the NIC queue before sleeping; 0 = off. Spinning cuts the "
+               "interrupt and softirq hop from receive latency, at the price of CPU burnt while waiting."},
+      {.section = "tcp", .key = "prefer_busy_poll", .type = T::boolean, .label = "Prefer busy poll",
+       .modes = all_modes, .live = false,
+       .help = "SO_PREFER_BUSY_POLL: the NIC queue defers its interrupts while the application busy-polls. Fewer "
+               "interrupts and softirqs under load; needs busy_poll_us and the device's gro_flush_timeout / "
+               "napi_defer_hard_irqs to matter."},
   };
 }
 

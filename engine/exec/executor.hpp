@@ -45,6 +45,8 @@ class Task {
   virtual int incoming_cpu() const { return -1; }
   // Admin queues are counted apart by the poll model's placement (known after Connect).
   virtual bool is_admin() const { return false; }
+  // Told by executors that place a task on one worker (bound, poll): its index, for the stats.
+  virtual void placed(int worker) { (void)worker; }
 
   // Executor-private bookkeeping, kept in the task so scheduling never allocates.
   std::atomic<bool> exec_scheduled{false};

@@ -27,6 +27,7 @@ QueueRow QueueStats::read() const {
   r.peer = std::move(id.peer);
   r.io_mechanism = std::move(id.io_mechanism);
   r.worker = worker.load(std::memory_order_relaxed);
+  r.incoming_cpu = incoming_cpu.load(std::memory_order_relaxed);
   r.commands = commands.get();
   r.read_bytes = read_bytes.get();
   r.write_bytes = write_bytes.get();
@@ -109,6 +110,7 @@ QueueRow difference(const QueueRow& now, const QueueRow& before) {
   d.peer = now.peer;
   d.io_mechanism = now.io_mechanism;
   d.worker = now.worker;
+  d.incoming_cpu = now.incoming_cpu;
   d.commands = minus(now.commands, before.commands);
   d.read_bytes = minus(now.read_bytes, before.read_bytes);
   d.write_bytes = minus(now.write_bytes, before.write_bytes);

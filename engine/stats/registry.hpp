@@ -35,6 +35,9 @@ struct alignas(64) QueueStats {
   Histogram backend_latency;
   // Worker index running the queue's io_work now (-1 = none); set by the executor.
   std::atomic<int> worker{-1};
+  // The CPU the queue's packets arrive on (SO_INCOMING_CPU), read at accept and at each
+  // placement (a const query of the queue, hence mutable); -1 = unknown.
+  mutable std::atomic<int> incoming_cpu{-1};
 
   // --- Identity: any thread, any time (control path; takes a mutex).
   void set_identity(QueueIdentity id);

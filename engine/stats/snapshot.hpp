@@ -19,6 +19,7 @@ struct QueueRow {
   std::string peer;
   std::string io_mechanism;  // "epoll" | "io_uring"
   int worker = -1;           // worker index running its io_work now (-1 = none)
+  int incoming_cpu = -1;     // SO_INCOMING_CPU when the queue was last placed (-1 = unknown)
   uint64_t commands = 0, read_bytes = 0, write_bytes = 0, pdus_rx = 0, pdus_tx = 0;
   HistogramData queue_wait;  // readiness/enqueue -> io_work start (the engine's wqlat)
   HistogramData read_latency, write_latency, other_latency;  // capsule complete -> response queued

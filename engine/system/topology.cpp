@@ -300,4 +300,20 @@ std::string set_thread_priority(int tid, ThreadPriority priority) {
   return {};
 }
 
+std::string format_cpu_list(const std::vector<unsigned>& cpus) {
+  std::vector<unsigned> sorted = cpus;
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  std::string text;
+  for (size_t i = 0; i < sorted.size();) {
+    size_t j = i;
+    while (j + 1 < sorted.size() && sorted[j + 1] == sorted[j] + 1) ++j;
+    if (!text.empty()) text += ',';
+    text += std::to_string(sorted[i]);
+    if (j > i) text += '-' + std::to_string(sorted[j]);
+    i = j + 1;
+  }
+  return text;
+}
+
 }  // namespace sys

@@ -91,6 +91,8 @@ CpuList thread_affinity(int tid);
 inline constexpr unsigned max_cpu_number = 8191;
 // "0-3,6" → {0,1,2,3,6} (sorted, unique); error on malformed text. The one CPU-list parser.
 CpuList parse_cpu_list(std::string_view text);
+// {0,1,2,3,6} → "0-3,6" (sorted, duplicates dropped); {} → "".
+std::string format_cpu_list(const std::vector<unsigned>& cpus);
 
 enum class ThreadPriority : uint8_t {
   normal,  // SCHED_OTHER, nice 0

@@ -24,6 +24,21 @@ std::string peer_name(const sockaddr_in& a) {
   return std::string(buf) + ":" + std::to_string(ntohs(a.sin_port));
 }
 
+// Sets the options on fd; "" or the first the kernel refused, with why.
+std::string apply_socket_options(int fd, const SocketOptions& o) {
+  const auto set = [fd](int name, int value, const char* what) -> std::string {
+    if (setsockopt(fd, SOL_SOCKET, name, &value, sizeof value) == 0) return {};
+    const int err = errno;
+    return std::string(what) + " " + std::to_string(value) + ": " + std::strerror(err) +
+           (err == EPERM ? " (needs CAP_NET_ADMIN)" : "");
+  };
+  std::string err;
+  if (o.priority >= 0) err = set(SO_PRIORITY, o.priority, "SO_PRIORITY");
+  if (err.empty() && o.busy_poll_us > 0) err = set(SO_BUSY_POLL, int(o.busy_poll_us), "SO_BUSY_POLL");
+  if (err.empty() && o.prefer_busy_poll) err = set(SO_PREFER_BUSY_POLL, 1, "SO_PREFER_BUSY_POLL");
+  return err;
+}
+
 }  // namespace
 
 TcpTransport::TcpTransport(core::Target& target, exec::Executor& executor, QueueLimits limits, Budgets budgets,
@@ -57,6 +72,11 @@ uint16_t TcpTransport::listen(const std::string& traddr, const std::string& trsv
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   const int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (auto bad = apply_socket_options(fd, _sockopts); !bad.empty()) {
+    error = "cannot set " + bad;
+    ::close(fd);
+    return 0;
+  }
   if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, listen_backlog) != 0) {
     error = "cannot listen on " + traddr + ":" + trsvcid + ": " + std::strerror(errno);
     ::close(fd);
@@ -104,12 +124,16 @@ void TcpTransport::accept_one(int lfd) {
     const int one = 1;
     // Small PDUs (CapsuleResp, R2T) must leave at once: latency, not bandwidth.
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    // Accepted sockets inherit most options from the listener, but not every kernel copies
+    // all of them; the listener already proved they are allowed.
+    apply_socket_options(fd, _sockopts);
     // Attach under the lock: a live switch changes _executor under the same lock and then
     // moves every queue it finds in _executor's task list, so none is left behind.
     std::lock_guard<std::recursive_mutex> lk(_mutex);
     auto* q = new TcpQueue(fd, peer_name(peer), _target, *_executor, _limits, _budgets,
                           _mechanism.load(std::memory_order_relaxed));
     q->set_retire_hook([this](TcpQueue* dead) { on_retire(dead); });
+    q->incoming_cpu();  // into the stats, whatever the placement asks
     _queues.insert(q);
     q->stats().set_identity({_next_queue_id++, 0, 0, {}, q->peer(),
                              q->mechanism() == IoMechanism::io_uring ? "io_uring" : "epoll"});

@@ -24,6 +24,13 @@ struct TransportStats {
   uint32_t queues = 0;
 };
 
+// Options set on the listening socket and on every accepted one. -1 / 0 / false = not set.
+struct SocketOptions {
+  int priority = -1;          // SO_PRIORITY (nvmet-tcp's so_priority)
+  unsigned busy_poll_us = 0;  // SO_BUSY_POLL: busy-poll the NIC queue this long on a blocking read/poll
+  bool prefer_busy_poll = false;  // SO_PREFER_BUSY_POLL: busy polling before softirq processing
+};
+
 class TcpTransport {
  public:
   // registry: where each queue's statistics block is registered while it lives.
@@ -33,7 +40,10 @@ class TcpTransport {
   TcpTransport(const TcpTransport&) = delete;
   TcpTransport& operator=(const TcpTransport&) = delete;
 
-  // Binds and listens; returns the bound port, or 0 with error set.
+  // For sockets opened from now on; call before listen().
+  void set_socket_options(const SocketOptions& o) { _sockopts = o; }
+  // Binds and listens; returns the bound port, or 0 with error set (an option the kernel
+  // refuses is an error too, naming it).
   uint16_t listen(const std::string& traddr, const std::string& trsvcid, std::string& error);
   void start();
   // Stops accepting. Queues are retired by the executor's stop().
@@ -66,6 +76,7 @@ class TcpTransport {
   uint64_t _next_queue_id = 1;  // guarded by _mutex
   exec::Executor* _executor;  // guarded by _mutex
   QueueLimits _limits;
+  SocketOptions _sockopts;
   LiveBudgets _budgets;
   std::atomic<IoMechanism> _mechanism{IoMechanism::epoll};
   std::vector<int> _listen_fds;

@@ -128,7 +128,9 @@ void TcpQueue::identify() {
 int TcpQueue::incoming_cpu() const {
   int cpu = -1;
   socklen_t len = sizeof cpu;
-  if (_fd < 0 || getsockopt(_fd, SOL_SOCKET, SO_INCOMING_CPU, &cpu, &len) != 0) return -1;
+  if (_fd < 0 || getsockopt(_fd, SOL_SOCKET, SO_INCOMING_CPU, &cpu, &len) != 0) cpu = -1;
+  // Executors ask at placement: the stats show the CPU each queue was placed by.
+  _stats.incoming_cpu.store(cpu, std::memory_order_relaxed);
   return cpu;
 }
 

@@ -86,6 +86,7 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   exec::Progress io_work() override { return pass(~0u); }
   exec::Progress io_work_limited(unsigned max_pdus) override { return pass(max_pdus); }
   int incoming_cpu() const override;
+  void placed(int worker) override { _stats.worker.store(worker, std::memory_order_relaxed); }
   bool is_admin() const override { return _admin.load(std::memory_order_relaxed); }
   // With io_uring the socket is never polled: its data and write readiness arrive as CQEs
   // on the ring, whose eventfd is the one fd to watch.

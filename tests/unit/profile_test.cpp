@@ -12,6 +12,7 @@
 #include "data/profile/profile_import.hpp"
 #include "engine/control/config_json.hpp"
 #include "engine/control/engine.hpp"
+#include "support/fake_sysfs.hpp"
 
 namespace {
 
@@ -356,16 +357,35 @@ TEST_F(ProfileApply, LiveApplyTakesEffectAndIsAnEvent) {
                       "namespaces": [{"nsid": 1, "backend": "ram", "size": "1MiB"}, {"nsid": 2, "backend": "null", "size": "1MiB"}]},
                      {"nqn": "nqn.2026-12.io.nvmetune:second", "namespaces": [{"nsid": 1, "backend": "ram", "size": "1MiB"}]}]})");
   ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front().path << ": " << parsed.errors.front().message;
+  // Steering goes to a fake /proc tree: this machine's interrupt lines are not the test's.
+  test_support::FakeSysfs tree(2);
+  tree.irq({1, "IO-APIC", "1-edge", "i8042", "0-1", "0"});
+  _engine->set_steering_root(tree.root(), tree.root() + "/steering-state.json");
   auto report = data::apply_profile(parsed.profile, data::engine_caller(*_engine));
   ASSERT_TRUE(report.ok()) << report.errors.front().path << ": " << report.errors.front().message;
+  EXPECT_EQ(tree.read("/proc/irq/1/smp_affinity_list"), "0");
+  EXPECT_TRUE(mentions(report.applied, "steering: "));
   EXPECT_EQ(_engine->threading().mode, "poll");
   EXPECT_EQ(_engine->budgets().recv_pdus, 16u);
   const auto cfg = _engine->config();
   ASSERT_EQ(cfg.subsystems.size(), 2u);
   EXPECT_EQ(cfg.subsystems[0].namespaces.size(), 2u);
-  EXPECT_TRUE(mentions(report.not_applied, "steering: not applied: no steering support yet"));
   EXPECT_TRUE(mentions(report.not_applied, "tcp: not applied"));
   EXPECT_TRUE(has_profile_event());
+  _engine->stop();  // a clean stop reverts the steering
+  EXPECT_EQ(tree.read("/proc/irq/1/smp_affinity_list"), "0-1\n");
+}
+
+TEST_F(ProfileApply, RefusedSteeringNamesTheProfilesPath) {
+  test_support::FakeSysfs tree(2);
+  _engine->set_steering_root(tree.root(), tree.root() + "/steering-state.json");
+  auto parsed = data::parse_profile(R"({"schema": "nvmetune.profile/1", "budgets": {"recv_pdus": 4},
+      "steering": {"rps": [{"device": "eth9", "queue": 0, "cpus": "0"}]}})");
+  ASSERT_TRUE(parsed.errors.empty());
+  auto report = data::apply_profile(parsed.profile, data::engine_caller(*_engine));
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.errors[0].path, "$.steering.rps[0].device");
+  EXPECT_EQ(_engine->budgets().recv_pdus, 4u);  // the steps before it stay applied
 }
 
 TEST_F(ProfileApply, RefusalIsReportedWithTheProfilesPath) {

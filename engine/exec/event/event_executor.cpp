@@ -571,6 +571,7 @@ EventExecutor::~EventExecutor() { stop(); }
 void EventExecutor::attach(Task& task) {
   const unsigned index = pick_worker(task);
   task.exec_worker = static_cast<int>(index);
+  task.placed(task.exec_worker);
   // A task handed over from another executor arrives holding the exec_scheduled token (see
   // Executor::release) and sits on no list; drop the token here, before the worker can have
   // taken any kick for it: clearing it later could hand out a second token for a task already
