@@ -25,6 +25,7 @@ struct RpcResult {
   nlohmann::json result;
   std::string message;                       // the error's message
   std::vector<control::ConfigError> errors;  // the error's data: [{path, message}, ...]
+  bool transport_failed = false;             // no response at all (message says why)
 };
 
 using RpcCaller = std::function<RpcResult(const std::string& method, const nlohmann::json& params)>;
