@@ -3,8 +3,6 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
-#include <cctype>
-#include <cerrno>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -30,74 +28,6 @@ constexpr double fio_percentiles[] = {1,  5,  10, 20, 30, 40, 50,   60,   70,   
                                       90, 95, 99, 99.5, 99.9, 99.95, 99.99};
 
 using initiator::Pattern;
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-// fio/spdk sizes: 4096, 4k, 4K, 128KiB, 1m, 1G (all 1024-based).
-bool parse_perf_size(std::string_view text, uint64_t& out) {
-  std::string s(text);
-  size_t i = 0;
-  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
-  std::string suffix = lower(s.substr(i));
-  if (suffix == "b") suffix.clear();
-  if (suffix.size() == 2 && suffix[1] == 'b') suffix.resize(1);  // "kb" as fio reads it: 1024
-  if (!suffix.empty()) {
-    suffix[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(suffix[0])));
-    if (suffix.size() == 3 && suffix.substr(1) == "ib") suffix = suffix.substr(0, 1) + "iB";
-  }
-  return control::parse_size(s.substr(0, i) + suffix, out);
-}
-
-// -r 'trtype:tcp adrfam:ipv4 traddr:127.0.0.1 trsvcid:4420 subnqn:NQN hostnqn:NQN'.
-std::optional<std::string> parse_remote(const std::string& text, initiator::Target& t) {
-  bool have_addr = false, have_nqn = false;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    while (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos]))) ++pos;
-    if (pos == text.size()) break;
-    size_t end = pos;
-    while (end < text.size() && !std::isspace(static_cast<unsigned char>(text[end]))) ++end;
-    const std::string tok = text.substr(pos, end - pos);
-    pos = end;
-    const auto colon = tok.find_first_of(":=");
-    if (colon == std::string::npos || colon == 0 || colon + 1 == tok.size())
-      return "expected KEY:VALUE, got \"" + tok + "\"";
-    const std::string key = lower(tok.substr(0, colon));
-    const std::string value = tok.substr(colon + 1);
-    if (key == "trtype") {
-      if (lower(value) != "tcp") return "trtype \"" + value + "\" is not supported (only tcp)";
-    } else if (key == "adrfam") {
-      const std::string v = lower(value);
-      if (v != "ipv4" && v != "ipv6") return "adrfam \"" + value + "\" (expected ipv4 or ipv6)";
-    } else if (key == "traddr") {
-      t.traddr = value;
-      have_addr = true;
-    } else if (key == "trsvcid") {
-      char* e = nullptr;
-      errno = 0;
-      const unsigned long port = std::strtoul(value.c_str(), &e, 10);
-      if (errno || *e || port == 0 || port > 65535) return "trsvcid \"" + value + "\" is not a port (1..65535)";
-      t.port = static_cast<uint16_t>(port);
-    } else if (key == "subnqn") {
-      if (value.rfind("nqn.", 0) != 0) return "subnqn \"" + value + "\" does not start with \"nqn.\"";
-      t.subnqn = value;
-      have_nqn = true;
-    } else if (key == "hostnqn") {
-      if (value.rfind("nqn.", 0) != 0) return "hostnqn \"" + value + "\" does not start with \"nqn.\"";
-      t.hostnqn = value;
-    } else {
-      return "unknown key \"" + key + "\" (keys: trtype, adrfam, traddr, trsvcid, subnqn, hostnqn)";
-    }
-  }
-  if (!have_addr) return "traddr missing";
-  if (!have_nqn) return "subnqn missing";
-  return std::nullopt;
-}
-
 
 // ---------------------------------------------------------------------------- reporting
 
@@ -224,49 +154,6 @@ void add_perf_options(CLI::App& cmd, PerfOptions& o) {
       "subnqn:nqn.2026-12.io.nvmetune:default' --rw randread --bs 4k --qd 32 --time 10 --ramp 2");
 }
 
-
-std::optional<std::string> resolve_perf_options(const PerfOptions& o, initiator::LoadSpec& spec) {
-  if (auto err = parse_remote(o.remote, spec.target)) return "-r: " + *err;
-  if (o.rw == "read") spec.pattern = Pattern::read;
-  else if (o.rw == "write") spec.pattern = Pattern::write;
-  else if (o.rw == "randread") spec.pattern = Pattern::randread;
-  else if (o.rw == "randwrite") spec.pattern = Pattern::randwrite;
-  else if (o.rw == "randrw") spec.pattern = Pattern::randrw;
-  else return "--rw: \"" + o.rw + "\" (expected read, write, randread, randwrite or randrw)";
-  if (o.rwmixread > 100) return "--rwmixread: " + std::to_string(o.rwmixread) + " (expected 0..100)";
-  spec.mixread = o.rwmixread;
-  uint64_t bs = 0;
-  if (!parse_perf_size(o.bs, bs) || bs == 0 || bs > (1u << 30))
-    return "--bs: malformed size \"" + o.bs + "\" (e.g. 512, 4k, 128k)";
-  spec.bs = static_cast<uint32_t>(bs);
-  if (!o.size.empty() && (!parse_perf_size(o.size, spec.size_bytes) || spec.size_bytes == 0))
-    return "--size: malformed size \"" + o.size + "\" (e.g. 1G, 256m)";
-  spec.time_s = o.time_s > 0 ? o.time_s : (spec.size_bytes ? 0 : 10);
-  spec.ramp_s = o.ramp_s;
-  if (!o.cpus.empty() && (!control::parse_cpu_list(o.cpus, spec.cpus) || spec.cpus.empty()))
-    return "--cpus: malformed CPU list \"" + o.cpus + "\" (e.g. 1 or 2-3,6)";
-  if (!o.digest.empty() && o.digest != "none") {
-    size_t pos = 0;
-    while (pos <= o.digest.size()) {
-      const size_t end = std::min(o.digest.find(',', pos), o.digest.size());
-      const std::string d = o.digest.substr(pos, end - pos);
-      if (d == "hdr") spec.target.hdgst = true;
-      else if (d == "data") spec.target.ddgst = true;
-      else return "--digest: \"" + d + "\" (expected hdr, data or hdr,data)";
-      pos = end + 1;
-    }
-  }
-  if (o.qd == 0 || o.queues == 0 || o.threads == 0) return "--qd, --queues and --threads must be at least 1";
-  if (o.threads > o.queues)
-    return "--threads " + std::to_string(o.threads) + " > --queues " + std::to_string(o.queues) +
-           " (each thread needs at least one queue)";
-  spec.qd = o.qd;
-  spec.queues = o.queues;
-  spec.threads = o.threads;
-  spec.verify = o.verify;
-  spec.nsid = o.nsid;
-  return std::nullopt;
-}
 
 int run_perf(const PerfOptions& o) {
   initiator::LoadSpec spec;

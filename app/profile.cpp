@@ -18,12 +18,12 @@
 #include <nlohmann/json.hpp>
 
 #include "app/exit_code.hpp"
-#include "app/rpc_client.hpp"
+#include "app/socket_caller.hpp"
 #include "data/profile/profile.hpp"
 #include "data/profile/profile_apply.hpp"
+#include "data/profile/profile_capture.hpp"
 #include "data/profile/profile_diff.hpp"
 #include "data/profile/profile_import.hpp"
-#include "data/profile/steering_capture.hpp"
 #include "data/store/store.hpp"
 #include "engine/control/config_json.hpp"
 #include "engine/control/rpc_server.hpp"
@@ -130,56 +130,19 @@ bool store_profile(const ProfileOptions& o, const data::Profile& p, bool replace
 
 // ---------------------------------------------------------------- the engine
 
-class SocketCaller {
- public:
-  std::string open(const ProfileOptions& o) {
-    return _client.open(o.socket.empty() ? control::default_control_socket_path() : o.socket);
-  }
-
-  data::RpcResult operator()(const std::string& method, const json& params) {
-    json req = {{"jsonrpc", "2.0"}, {"id", ++_id}, {"method", method}};
-    if (!params.is_null()) req["params"] = params;
-    std::string error;
-    auto resp = _client.call(req, error);
-    if (!resp) return {false, nullptr, error, {}};
-    if (auto e = resp->find("error"); e != resp->end()) {
-      data::RpcResult r{false, nullptr, e->value("message", std::string("error")), {}};
-      if (auto d = e->find("data"); d != e->end() && d->is_array())
-        for (const auto& x : *d)
-          if (x.is_object()) r.errors.push_back({x.value("path", ""), x.value("message", "")});
-      return r;
-    }
-    return {true, resp->value("result", json()), {}, {}};
-  }
-
- private:
-  RpcClient _client;
-  int _id = 0;
-};
+std::string open_engine(SocketCaller& engine, const ProfileOptions& o) {
+  return engine.open(o.socket.empty() ? control::default_control_socket_path() : o.socket);
+}
 
 // ---------------------------------------------------------------- subcommands
 
 int run_save(const ProfileOptions& o) {
   if (auto problem = data::profile_name_problem(o.name); !problem.empty()) return fail(problem), exit_usage;
   SocketCaller engine;
-  if (auto err = engine.open(o); !err.empty()) return fail(err), exit_failure;
-  json doc = {{"schema", data::profile_schema}, {"name", o.name}};
-  if (!o.description.empty()) doc["description"] = o.description;
-  for (const auto& [method, key] : {std::pair{"threading.get", "threading"}, std::pair{"budgets.get", "budgets"}}) {
-    auto r = engine(method, nullptr);
-    if (!r.ok) return fail(std::string(method) + ": " + r.message), exit_failure;
-    doc[key] = r.result;
-  }
-  if (!o.tuning_only) {
-    auto r = engine("subsystems.list", nullptr);
-    if (!r.ok) return fail("subsystems.list: " + r.message), exit_failure;
-    doc["subsystems"] = r.result.value("subsystems", json::array());
-    doc["listeners"] = r.result.value("listeners", json::array());
-    // Steering names this machine's lines and devices: kept with the topology, not the tuning.
-    if (auto st = engine("steering.get", nullptr); st.ok)
-      if (auto s = data::steering_from_engine(st.result)) doc["steering"] = data::to_json(*s);
-  }
-  auto p = parse_checked("the engine's state", doc.dump());
+  if (auto err = open_engine(engine, o); !err.empty()) return fail(err), exit_failure;
+  const auto cap = data::capture_profile(o.name, o.description, o.tuning_only, std::ref(engine));
+  if (!cap.error.empty()) return fail(cap.error), exit_failure;
+  auto p = parse_checked("the engine's state", cap.doc.dump());
   if (!p || !store_profile(o, *p, true)) return exit_failure;
   std::printf("saved profile %s\n", o.name.c_str());
   return exit_ok;
@@ -235,20 +198,13 @@ int run_export(const ProfileOptions& o) {
 
 // A profile from FILE, whichever tool wrote it; prints what an import could not carry over.
 std::optional<data::Profile> import_document(const std::string& file, const std::string& text) {
-  auto parsed = control::parse_json_document(text);
-  if (!parsed.syntax_ok) return print_errors(file, parsed.errors), std::nullopt;
-  const auto source = data::detect_source(parsed.doc);
-  if (source == data::ProfileSource::profile) return parse_checked(file, text);
-  if (source == data::ProfileSource::unknown)
-    return print_errors(file, {{"$", "not a profile (\"schema\"), an nvmetcli save (\"ports\", \"hosts\", \"subsystems\")"
-                                     " nor an SPDK save_config (\"subsystems\": [{\"subsystem\", \"config\"}])"}}),
-           std::nullopt;
-  auto imported = source == data::ProfileSource::nvmetcli ? data::import_nvmetcli(parsed.doc) : data::import_spdk(parsed.doc);
+  const auto imported = data::import_document(text);
   if (!imported.errors.empty()) return print_errors(file, imported.errors), std::nullopt;
-  std::printf("imported from %s: %s\n", data::source_name(source), file.c_str());
+  if (imported.source == data::ProfileSource::profile) return parse_checked(file, text);
+  std::printf("imported from %s: %s\n", data::source_name(imported.source), file.c_str());
   for (const auto& line : imported.no_equivalent) std::printf("  no equivalent: %s\n", line.c_str());
   // Judged as a profile: what the other tool allows and nvmetune does not is an error here.
-  return parse_checked(file + " (as a profile)", data::to_json(imported.profile).dump());
+  return parse_checked(file + " (as a profile)", imported.profile.dump());
 }
 
 int run_import(const ProfileOptions& o) {
@@ -271,7 +227,7 @@ int run_apply(const ProfileOptions& o) {
   if (p->name.empty() && !is_file_argument(o.name)) p->name = o.name;
   if (p->name.empty()) p->name = std::filesystem::path(o.name).stem().string();
   auto engine = std::make_shared<SocketCaller>();
-  if (auto err = engine->open(o); !err.empty()) return fail(err), exit_failure;
+  if (auto err = open_engine(*engine, o); !err.empty()) return fail(err), exit_failure;
   const auto report = data::apply_profile(*p, [engine](const std::string& m, const json& params) { return (*engine)(m, params); });
   for (const auto& line : report.applied) std::printf("applied: %s\n", line.c_str());
   for (const auto& line : report.not_applied) std::printf("not applied: %s\n", line.c_str());

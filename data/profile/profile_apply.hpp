@@ -1,7 +1,7 @@
 #pragma once
 // Applying a profile to a live engine, through the control socket's methods (threading.set,
 // budgets.set, subsystems.add, namespaces.add, events.add): the same calls whether the engine
-// is in this process (engine_caller) or behind a Unix socket (app/profile.cpp), so both take
+// is in this process (engine_caller) or behind a Unix socket (app/socket_caller.hpp), so both take
 // exactly the same validation and the same events.
 //
 // The profile must be valid (parse_profile found nothing). Steps run in this order and stop at
@@ -25,6 +25,7 @@ struct RpcResult {
   nlohmann::json result;
   std::string message;                       // the error's message
   std::vector<control::ConfigError> errors;  // the error's data: [{path, message}, ...]
+  bool transport_failed = false;             // no response at all (message says why)
 };
 
 using RpcCaller = std::function<RpcResult(const std::string& method, const nlohmann::json& params)>;

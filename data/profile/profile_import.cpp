@@ -1,5 +1,7 @@
-// Which tool wrote a document (profile_import.hpp).
+// Which tool wrote a document, and importing it (profile_import.hpp).
 #include "data/profile/profile_import.hpp"
+
+#include "engine/control/json_document.hpp"
 
 namespace data {
 
@@ -24,6 +26,24 @@ const char* source_name(ProfileSource s) {
     case ProfileSource::unknown: break;
   }
   return "unknown";
+}
+
+DocumentImport import_document(std::string_view text) {
+  DocumentImport out;
+  auto parsed = control::parse_json_document(text);
+  if (!parsed.syntax_ok) return out.errors = std::move(parsed.errors), out;
+  out.source = detect_source(parsed.doc);
+  if (out.source == ProfileSource::profile) return out;
+  if (out.source == ProfileSource::unknown) {
+    out.errors = {{"$", "not a profile (\"schema\"), an nvmetcli save (\"ports\", \"hosts\", \"subsystems\")"
+                        " nor an SPDK save_config (\"subsystems\": [{\"subsystem\", \"config\"}])"}};
+    return out;
+  }
+  auto imported = out.source == ProfileSource::nvmetcli ? import_nvmetcli(parsed.doc) : import_spdk(parsed.doc);
+  out.errors = std::move(imported.errors);
+  out.no_equivalent = std::move(imported.no_equivalent);
+  if (out.errors.empty()) out.profile = to_json(imported.profile);
+  return out;
 }
 
 }  // namespace data

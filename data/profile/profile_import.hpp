@@ -33,4 +33,16 @@ const char* source_name(ProfileSource s);
 ImportResult import_nvmetcli(const nlohmann::json& doc);
 ImportResult import_spdk(const nlohmann::json& doc);
 
+// Any document `profile import` takes, whichever tool wrote it: JSON syntax checked, the source
+// detected, and another tool's document converted (profile: its canonical JSON, to be judged by
+// parse_profile). A nvmetune profile is left to parse_profile on its own text (profile stays null).
+// errors: not JSON, no known shape, or a shape the importer cannot use.
+struct DocumentImport {
+  ProfileSource source = ProfileSource::unknown;
+  nlohmann::json profile;
+  std::vector<std::string> no_equivalent;
+  std::vector<control::ConfigError> errors;
+};
+DocumentImport import_document(std::string_view text);
+
 }  // namespace data

@@ -1,6 +1,6 @@
 #pragma once
-// The experiment file of `nvmetune experiment` (README.md "nvmetune experiment"): engine
-// settings x workloads x contention levels, and where to run them. Parsed and validated in one
+// An experiment file (README.md "nvmetune experiment"): engine settings x workloads x
+// contention levels, and where to run them. Parsed and validated in one
 // pass; every error names its JSON path, like the engine's configuration.
 #include <optional>
 #include <string>
@@ -8,10 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "app/perf.hpp"
+#include "data/load/perf_options.hpp"
 #include "engine/control/config.hpp"
 
-namespace app {
+namespace data {
 
 // One engine setting: a partial "threading" and/or "budgets" object, as threading.set and
 // budgets.set take them, merged onto the engine's starting values (never onto the previous cell),
@@ -64,4 +64,7 @@ struct ExperimentParse {
 // base_dir resolves a relative "engine": {"config_file": ...}.
 ExperimentParse parse_experiment(const std::string& text, const std::string& base_dir);
 
-}  // namespace app
+// Errors on one line, "path: message; path: message", as a failed cell reports them.
+std::string errors_text(const std::vector<control::ConfigError>& errors);
+
+}  // namespace data

@@ -1,4 +1,5 @@
-#include "app/experiment_file.hpp"
+// Reading and checking an experiment file (experiment_file.hpp).
+#include "data/experiment/experiment_file.hpp"
 
 #include <fstream>
 #include <set>
@@ -6,19 +7,19 @@
 
 #include "engine/control/config_json.hpp"
 #include "engine/control/steering_json.hpp"
+#include "engine/control/json_reader.hpp"
 #include "engine/initiator/load_generator.hpp"
 
-namespace app {
+namespace data {
 
 namespace {
 
 using json = nlohmann::json;
 
-class Reader {
+// Stricter than an importer's reader (unknown keys are errors), with ranges in its messages.
+class Reader : public control::JsonErrors {
  public:
-  explicit Reader(std::vector<control::ConfigError>& errors) : _errors(errors) {}
-
-  void error(const std::string& path, const std::string& message) { _errors.push_back({path, message}); }
+  using control::JsonErrors::JsonErrors;
 
   // Unknown keys are errors: a typo must not silently run the default.
   bool object(const json& v, const std::string& path, const std::set<std::string>& keys) {
@@ -85,7 +86,6 @@ class Reader {
     o << d;
     return o.str();
   }
-  std::vector<control::ConfigError>& _errors;
 };
 
 void read_engine(Reader& r, const json& v, const std::string& base_dir, ExperimentPlan& plan,
@@ -191,6 +191,12 @@ void read_contention(Reader& r, const json& v, const std::string& path, std::vec
 
 }  // namespace
 
+std::string errors_text(const std::vector<control::ConfigError>& errors) {
+  std::string out;
+  for (const auto& e : errors) out += (out.empty() ? "" : "; ") + e.path + ": " + e.message;
+  return out;
+}
+
 ExperimentParse parse_experiment(const std::string& text, const std::string& base_dir) {
   ExperimentParse out;
   auto& plan = out.plan;
@@ -237,4 +243,4 @@ ExperimentParse parse_experiment(const std::string& text, const std::string& bas
   return out;
 }
 
-}  // namespace app
+}  // namespace data

@@ -1,18 +1,20 @@
 #pragma once
-// Where `nvmetune experiment` applies its settings and reads the engine's statistics: an
-// engine it starts itself (embedded, in this process) or a running one behind its control
-// socket. Both look the same to the runner.
+// Where an experiment applies its settings and reads the engine's statistics: an engine it
+// starts itself (embedded, in this process) or a running one reached through the control
+// socket's methods (any data::RpcCaller). Both look the same to the runner.
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 
-#include "app/experiment_file.hpp"
+#include "data/experiment/experiment_file.hpp"
+#include "data/profile/profile_apply.hpp"
 #include "engine/control/config.hpp"
+#include "engine/control/engine.hpp"
 #include "engine/initiator/target.hpp"
 #include "engine/stats/histogram_data.hpp"
 
-namespace app {
+namespace data {
 
 // One closed sampler interval, reduced to what a cell reports.
 struct EngineInterval {
@@ -42,11 +44,15 @@ class ExperimentTarget {
   virtual std::optional<EngineInterval> latest() = 0;
 };
 
-// Starts an engine from cfg (the plan's, or a default: a 512 MiB RAM namespace on a free
-// 127.0.0.1 port). nullptr with error set when it does not start.
-std::unique_ptr<ExperimentTarget> start_embedded_target(const ExperimentPlan& plan, std::string& error);
-// Connects to the engine behind socket_path. nullptr with error set when none answers.
-std::unique_ptr<ExperimentTarget> connect_remote_target(const ExperimentPlan& plan, const std::string& socket_path,
+// Starts an engine from the plan's configuration or a default (a 512 MiB RAM namespace on a
+// free 127.0.0.1 port); its warnings and errors go to log. nullptr with error set when it does
+// not start.
+std::unique_ptr<ExperimentTarget> start_embedded_target(const ExperimentPlan& plan, engine::LogSink log,
                                                         std::string& error);
 
-}  // namespace app
+// The engine behind call (its control socket's methods); where names it in describe() (the
+// socket path). nullptr with error set when it does not answer as an engine.
+std::unique_ptr<ExperimentTarget> connect_rpc_target(const ExperimentPlan& plan, RpcCaller call, std::string where,
+                                                     std::string& error);
+
+}  // namespace data
