@@ -14,6 +14,7 @@
 #include "app/db.hpp"
 #include "app/exit_code.hpp"
 #include "app/perf.hpp"
+#include "app/probe.hpp"
 #include "app/profile.hpp"
 #include "app/hog.hpp"
 #include "app/experiment.hpp"
@@ -71,6 +72,7 @@ constexpr Subcommand subcommands[] = {
     {"hog", "CPU-contention generator: busy/sleep duty-cycle threads pinned to CPUs.", attach_hog},
     {"experiment", "Run engine settings x workloads x contention levels and compare them.", attach_experiment},
     {"db", "Read the recorded statistics database: runs, series, percentiles, compare, export, vacuum.", app::attach_db},
+    {"probe", "eBPF probes: runqlat, irqload, wqlat, biolat, socklat, usdtlat (standalone or list/start/stop).", app::attach_probe},
 };
 
 bool display_available() {
