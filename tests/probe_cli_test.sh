@@ -27,7 +27,7 @@ expect_exit 3 "probe runqlat as nobody" -- setpriv --reuid=65534 --regid=65534 -
 expect_grep "$work/err" "needs root or CAP_BPF\+CAP_PERFMON.*lacks CAP_BPF and CAP_PERFMON" "names the missing capabilities"
 
 start_serve serve --listen 127.0.0.1:0 --ram 16MiB --nqn "$nqn" --threads 1 --sample-interval 200 \
-  --control-socket "$sock" || { finish; }
+  --control-socket "$sock" --db "$work/rec.db" || { finish; }
 expect_exit 0 "probe list" -- "$bin" probe list --socket "$sock"
 expect_grep "$work/out" "^runqlat +yes +no" "runqlat available, not running"
 expect_grep "$work/out" "^usdtlat +yes +no" "usdtlat available, not running"
@@ -65,4 +65,12 @@ expect_grep "$work/out" "probe_start" "probe_start event"
 expect_grep "$work/out" "probe_stop" "probe_stop event"
 kill -TERM "$pid"
 reap "$pid" || fail "serve exit code $?"
+# Stored beside the engine's histograms, shown and exported like them.
+expect_exit 0 "db show" -- "$bin" db --db "$work/rec.db" show 1
+expect_grep "$work/out" "^  probe runqlat +n=[1-9]" "db show: runqlat total"
+expect_exit 0 "db percentiles usdtlat" -- "$bin" db --db "$work/rec.db" percentiles 1 --source usdtlat --labels point=command
+expect_grep "$work/out" "^count [1-9]" "db percentiles: usdtlat command latency"
+expect_exit 0 "db export" -- "$bin" db --db "$work/rec.db" export 1 -o "$work/run.csv"
+expect_grep "$work/run.csv" ",runqlat.p99_ns,\"comm=" "csv: per-thread runqlat"
+expect_grep "$work/run.csv" ",syscall_count,syscall=sendmsg," "csv: socklat counter"
 finish
