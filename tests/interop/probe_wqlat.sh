@@ -5,7 +5,7 @@
 #
 # In the QEMU guest (its own kernel, BTF and root): nvmet-tcp serves a brd RAM disk on the
 # guest's loopback, the guest's nvme-tcp host connects and fio reads from it, while
-# `nvmetune probe wqlat --filter nvmet_tcp_wq 3 2` prints two intervals, the first idle and the
+# `nvmetune probe wqlat --filter nvmet_tcp_wq 4 2` prints two intervals, the first idle and the
 # second during fio: the second must count far more work items than the first. Then, in the same
 # guest, nvmetune serve takes the same host and fio, and `ctl stats --watch --hist queue_wait`
 # prints our engine's queue-wait histogram beside it. Both histograms end up in the output.
@@ -13,18 +13,10 @@
 # env: NVMETUNE_GUEST_DIR (default /var/cache/nvmetune-guest), GUEST_TIMEOUT (170 s)
 set -uo pipefail
 
-SKIP=77
 [ $# -eq 2 ] || { sed -n '2,14p' "$0" >&2; exit 2; }
-BIN=$1
-SHARED=$(cd "$2" 2>/dev/null && pwd) || { echo "probe-wqlat: no shared interop dir $2: skipped"; exit $SKIP; }
-GUEST_DIR=${NVMETUNE_GUEST_DIR:-/var/cache/nvmetune-guest}
-GUEST_TIMEOUT=${GUEST_TIMEOUT:-170}
-log() { echo "probe-wqlat: $*"; }
-
-[ -x "$BIN" ] || { log "FAIL: $BIN is not executable"; exit 1; }
-if [ "$(id -u)" != 0 ] || ! command -v qemu-system-x86_64 > /dev/null; then
-  log "needs root and qemu-system-x86_64 to boot the guest: skipped"; exit $SKIP
-fi
+NAME=probe-wqlat
+# shellcheck source=guest_preflight.sh source-path=SCRIPTDIR
+. "$(dirname "$0")/guest_preflight.sh"
 for f in run-guest.sh lib-guest.sh stage-binary.sh; do
   [ -f "$SHARED/$f" ] || { log "$SHARED/$f missing: skipped"; exit $SKIP; }
 done
