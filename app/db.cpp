@@ -112,12 +112,17 @@ int cmd_show(const DbOptions& o) {
     for (const auto& p : s->series(r->id, {name, ""}, {}, 0)) sum += p.avg, ++n;
     if (n) std::printf("  %-9s %.1f average\n", name, sum / static_cast<double>(n));
   }
-  for (const char* src : {"read_latency", "write_latency", "queue_wait"}) {
-    const auto h = s->merge_histograms(r->id, {src, ""}, {});
+  auto print_hist = [&](const std::string& title, const data::SeriesKey& key) {
+    const auto h = s->merge_histograms(r->id, key, {});
     if (h.count)
-      std::printf("  %-15s n=%llu p50=%.1f us p99=%.1f us max=%.1f us\n", src, static_cast<unsigned long long>(h.count),
-                  h.percentile(50) / 1e3, h.percentile(99) / 1e3, static_cast<double>(h.max_ns) / 1e3);
-  }
+      std::printf("  %-15s n=%llu p50=%.1f us p99=%.1f us max=%.1f us\n", title.c_str(),
+                  static_cast<unsigned long long>(h.count), h.percentile(50) / 1e3, h.percentile(99) / 1e3,
+                  static_cast<double>(h.max_ns) / 1e3);
+  };
+  for (const char* src : {"read_latency", "write_latency", "queue_wait"}) print_hist(src, {src, ""});
+  // eBPF probes' totals (per-thread/workqueue/... histograms: db percentiles --source NAME --labels ...).
+  for (const auto& k : s->list_probe_histogram_sources(r->id))
+    if (k.labels.empty()) print_hist("probe " + k.name, k);
   return exit_ok;
 }
 

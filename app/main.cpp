@@ -14,6 +14,7 @@
 #include "app/db.hpp"
 #include "app/exit_code.hpp"
 #include "app/perf.hpp"
+#include "app/probe.hpp"
 #include "app/profile.hpp"
 #include "app/hog.hpp"
 #include "app/experiment.hpp"
@@ -73,6 +74,7 @@ constexpr Subcommand subcommands[] = {
     {"experiment", "Run engine settings x workloads x contention levels and compare them.", attach_experiment},
     {"db", "Read the recorded statistics database: runs, series, percentiles, compare, export, vacuum.", app::attach_db},
     {"steer", "IRQ affinity, RPS/XPS/RFS and busy polling: show, plan (dry run), apply, revert.", app::attach_steer},
+    {"probe", "eBPF probes: runqlat, irqload, wqlat, biolat, socklat, usdtlat (standalone or list/start/stop).", app::attach_probe},
 };
 
 bool display_available() {

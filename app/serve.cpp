@@ -1,6 +1,7 @@
 #include "app/serve.hpp"
 
 #include <sys/time.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -18,6 +19,8 @@
 #include "app/serve_record.hpp"
 #include "engine/control/rpc_methods.hpp"
 #include "engine/control/rpc_server.hpp"
+#include "probes/probe_rpc.hpp"
+#include "probes/probe_set.hpp"
 
 namespace app {
 
@@ -169,16 +172,17 @@ void print_banner(const engine::Engine& engine, const control::RpcServer* rpc) {
 
 // Starts the control socket next to engine. nullptr when disabled or when the default path is
 // taken (a warning); sets `fatal` when an explicitly given path could not be used.
-std::unique_ptr<control::RpcServer> start_control_socket(engine::Engine& engine, const ControlSocketOptions& opts,
-                                                         bool& fatal) {
+std::unique_ptr<control::RpcServer> start_control_socket(engine::Engine& engine, probes::ProbeSet& probe_set,
+                                                         const ControlSocketOptions& opts, bool& fatal) {
   fatal = false;
   if (!opts.enabled) return nullptr;
   control::RpcServerOptions ro;
   ro.path = opts.path.empty() ? control::default_control_socket_path() : opts.path;
   auto log = stderr_log_sink();
   ro.log = [log](std::string_view text) { log(engine::LogLevel::warning, text); };
-  auto rpc = std::make_unique<control::RpcServer>(
-      control::make_engine_methods(engine, {NVMETUNE_VERSION, ro.path, std::chrono::steady_clock::now()}), ro);
+  auto methods = control::make_engine_methods(engine, {NVMETUNE_VERSION, ro.path, std::chrono::steady_clock::now()});
+  probes::add_probe_methods(methods, probe_set, engine);
+  auto rpc = std::make_unique<control::RpcServer>(std::move(methods), ro);
   if (auto err = rpc->start(); !err.empty()) {
     fatal = !opts.path.empty();
     std::fprintf(stderr, "nvmetune: %s control socket: %s\n", fatal ? "cannot create the" : "warning: no", err.c_str());
@@ -270,6 +274,9 @@ int serve(const control::Config& cfg, const ControlSocketOptions& control, const
   const sigset_t stop = block_stop_signals();
   std::signal(SIGPIPE, SIG_IGN);  // a host vanishing mid-send is an error value, not a kill
 
+  // eBPF probes beside the engine: started over the control socket, read into each snapshot.
+  // Declared first, so the engine (and its sampler, which calls them) goes first.
+  probes::ProbeSet probe_set(static_cast<int>(getpid()));
   engine::Engine engine(cfg);
   engine.set_log_sink(stderr_log_sink());
   if (auto errors = engine.start(); !errors.empty()) {
@@ -288,8 +295,9 @@ int serve(const control::Config& cfg, const ControlSocketOptions& control, const
       return exit_failure;
     }
   }
+  const uint64_t provider = engine.add_snapshot_provider([&probe_set](stats::Snapshot& s) { probe_set.collect_into(s); });
   bool fatal = false;
-  auto rpc = start_control_socket(engine, control, fatal);
+  auto rpc = start_control_socket(engine, probe_set, control, fatal);
   if (fatal) {
     engine.stop();
     return exit_failure;
@@ -299,6 +307,8 @@ int serve(const control::Config& cfg, const ControlSocketOptions& control, const
 
   const int sig = wait_for_stop(engine, stop);
   rpc.reset();  // no request may reach a stopping engine
+  engine.remove_snapshot_provider(provider);
+  probe_set.stop_all();
   if (sig == 0) {
     std::fprintf(stderr, "nvmetune: the engine stopped unexpectedly\n");
     engine.stop();

@@ -5,7 +5,7 @@
 namespace data {
 
 // Bumped on every incompatible change of the store's tables; kept in PRAGMA user_version.
-inline constexpr int store_schema_version = 1;
+inline constexpr int store_schema_version = 2;
 
 // The SQLite library version actually loaded (sqlite3_libversion()), e.g. "3.40.1".
 std::string_view sqlite_version();

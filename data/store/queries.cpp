@@ -25,10 +25,13 @@ constexpr const char* run_columns =
 
 // The series that key a table's rows in a run. samples and histograms both lead their primary
 // key with (run, series id), so the DISTINCT is an index-only skip scan.
-std::vector<SeriesKey> series_referenced_by(sqlite3* db, std::string_view table, std::string_view column, int64_t run) {
+// probes_only: only series an eBPF probe recorded (origin != engine).
+std::vector<SeriesKey> series_referenced_by(sqlite3* db, std::string_view table, std::string_view column, int64_t run,
+                                            bool probes_only = false) {
   std::vector<SeriesKey> out;
   Stmt s(db, "SELECT name, labels FROM series WHERE id IN (SELECT DISTINCT " + std::string(column) + " FROM " +
-                 std::string(table) + " WHERE run = ?1) ORDER BY labels != '', labels, name");
+                 std::string(table) + " WHERE run = ?1)" + (probes_only ? " AND origin != 'engine'" : "") +
+                 " ORDER BY labels != '', labels, name");
   s.bind(1, run);
   while (s.row()) out.push_back({s.text(0), s.text(1)});
   return out;
@@ -65,6 +68,16 @@ std::vector<SeriesKey> Store::list_series(int64_t run) {
 std::vector<SeriesKey> Store::list_histogram_sources(int64_t run) {
   std::lock_guard lock(_mu);
   return series_referenced_by(_db, "histograms", "source", run);
+}
+
+std::vector<SeriesKey> Store::list_probe_histogram_sources(int64_t run) {
+  std::lock_guard lock(_mu);
+  return series_referenced_by(_db, "histograms", "source", run, true);
+}
+
+std::vector<SeriesKey> Store::list_probe_series(int64_t run) {
+  std::lock_guard lock(_mu);
+  return series_referenced_by(_db, "samples", "series", run, true);
 }
 
 // Buckets are equal slices of [from, to]; an open range is first closed to the series' own

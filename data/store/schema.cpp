@@ -89,7 +89,15 @@ CREATE TABLE experiment_results (
 CREATE INDEX experiment_results_by_run ON experiment_results (run, id);
 )sql";
 
-constexpr std::array<const char*, 1> migrations = {v1};
+// Version 2: series measured outside the engine (eBPF probes, probes/) are stored as series
+// like the engine's (a probe histogram is a histogram source "runqlat" with labels "tid=..";
+// a probe counter a sample series), and `origin` says which probe: "engine" for the engine's
+// own, else the probe's name. Old series are the engine's.
+constexpr const char* v2 = R"sql(
+ALTER TABLE series ADD COLUMN origin TEXT NOT NULL DEFAULT 'engine';
+)sql";
+
+constexpr std::array<const char*, 2> migrations = {v1, v2};
 static_assert(migrations.size() == store_schema_version, "one migration per schema version");
 
 int user_version(sqlite3* db) {

@@ -232,7 +232,7 @@ std::vector<ExperimentResultRow> Store::experiment_results(int64_t run) {
   return out;
 }
 
-int64_t Store::series_id_locked(const SeriesKey& key, bool create) {
+int64_t Store::series_id_locked(const SeriesKey& key, bool create, std::string_view origin) {
   if (auto it = _series_ids.find(key); it != _series_ids.end()) return it->second;
   Stmt find(_db, "SELECT id FROM series WHERE name = ?1 AND labels = ?2");
   find.bind(1, key.name).bind(2, key.labels);
@@ -240,8 +240,8 @@ int64_t Store::series_id_locked(const SeriesKey& key, bool create) {
   if (find.row()) {
     id = find.i64(0);
   } else if (create) {
-    Stmt ins(_db, "INSERT INTO series (name, labels) VALUES (?1, ?2)");
-    if (ins.bind(1, key.name).bind(2, key.labels).run()) id = sqlite3_last_insert_rowid(_db);
+    Stmt ins(_db, "INSERT INTO series (name, labels, origin) VALUES (?1, ?2, ?3)");
+    if (ins.bind(1, key.name).bind(2, key.labels).bind(3, std::string(origin)).run()) id = sqlite3_last_insert_rowid(_db);
   }
   // Only cache ids that exist: a rolled-back insert must not leave a stale id behind, so the
   // writer clears the cache when a batch fails.

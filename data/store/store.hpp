@@ -57,6 +57,9 @@ struct RunInfo {  // begin_run()'s input
   std::string note;
 };
 
+// series.origin of what the engine measures itself; probes' series carry the probe's name.
+inline constexpr std::string_view engine_origin = "engine";
+
 struct SeriesKey {
   std::string name;    // "iops", "commands", "read_bytes", "cpu_ns", "read_latency", ...
   std::string labels;  // canonical "k=v,k=v" sorted by key ("" = engine total), e.g. "queue=3"
@@ -154,6 +157,9 @@ class Store {
   std::optional<RunRow> get_run(int64_t run);
   std::vector<SeriesKey> list_series(int64_t run);          // series with samples in the run
   std::vector<SeriesKey> list_histogram_sources(int64_t run);
+  // Histogram sources and sample series of the run that eBPF probes recorded (origin != engine).
+  std::vector<SeriesKey> list_probe_histogram_sources(int64_t run);
+  std::vector<SeriesKey> list_probe_series(int64_t run);
   // The series over range, in `buckets` equal buckets (min/max/avg each); buckets <= 0: raw.
   std::vector<SeriesPoint> series(int64_t run, const SeriesKey& key, TimeRange range, int buckets);
   // Every stored interval of source merged: percentiles through stats::HistogramData.
@@ -183,7 +189,8 @@ class Store {
  private:
   Store(std::string path, sqlite3* db) : _path(std::move(path)), _db(db) {}
   static std::unique_ptr<Store> open_impl(const std::string& path, bool create, std::string& error);
-  int64_t series_id_locked(const SeriesKey& key, bool create);
+  // origin: recorded in a series created here ("engine" or a probe's name).
+  int64_t series_id_locked(const SeriesKey& key, bool create, std::string_view origin = engine_origin);
   bool exec_locked(const char* sql, std::string& error);
 
   std::string _path;

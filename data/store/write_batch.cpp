@@ -27,20 +27,38 @@ struct Statements {
 };
 
 
+// Counters do not say which probe made them; their names do ("hardirq_ns", "syscall_count").
+constexpr std::string_view probe_counter_origin = "probe";
+
+std::vector<std::pair<std::string, std::string>> split_labels(const std::string& text) {
+  std::vector<std::pair<std::string, std::string>> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string kv = text.substr(start, end - start);
+    const size_t eq = kv.find('=');
+    if (eq != std::string::npos) out.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+    start = end + 1;
+  }
+  return out;
+}
+
 struct RowWriter {
   Statements& st;
   int64_t run;
   int64_t time_ns;
-  std::function<int64_t(const SeriesKey&)> id_of;
+  std::function<int64_t(const SeriesKey&, std::string_view origin)> id_of;
   bool ok = true;
 
-  void sample(const char* name, const std::string& labels, double v) {
-    const int64_t id = id_of({name, labels});
+  void sample(const std::string& name, const std::string& labels, double v, std::string_view origin = engine_origin) {
+    const int64_t id = id_of({name, labels}, origin);
     ok = ok && id && st.sample.bind(1, run).bind(2, id).bind(3, time_ns).bind(4, v).run();
   }
-  void histogram(const char* name, const std::string& labels, const stats::HistogramData& h) {
+  void histogram(const std::string& name, const std::string& labels, const stats::HistogramData& h,
+                 std::string_view origin = engine_origin) {
     if (h.count == 0 || h.counts.empty()) return;  // an idle interval costs no row
-    const int64_t id = id_of({name, labels});
+    const int64_t id = id_of({name, labels}, origin);
     const std::string blob = encode_buckets(h);
     ok = ok && id &&
          st.hist.bind(1, run)
@@ -98,6 +116,11 @@ void write_snapshot(RowWriter& w, const stats::Snapshot& s, bool per_queue_histo
     if (per_queue_histograms) w.histograms(q, labels);
   }
   for (const auto& wk : s.workers) w.worker(wk, s.interval_ns);
+  // Probes: a histogram source per probe and label set, a counter per name and label set; the
+  // probe's labels are already "k=v,k=v" (probes/), made canonical here like the engine's.
+  for (const auto& p : s.probes) w.histogram(p.source, canonical_labels(split_labels(p.labels)), p.hist, p.source);
+  for (const auto& c : s.probe_counters)
+    w.sample(c.name, canonical_labels(split_labels(c.labels)), static_cast<double>(c.value), probe_counter_origin);
 }
 
 }  // namespace
@@ -112,7 +135,8 @@ bool Store::write_batch(int64_t run, const std::vector<stats::Snapshot>& snaps, 
     ok = st.ok();
     for (const auto& s : snaps) {
       if (!ok) break;
-      RowWriter w{st, run, s.time_ns, [this](const SeriesKey& k) { return series_id_locked(k, true); }};
+      RowWriter w{st, run, s.time_ns,
+                  [this](const SeriesKey& k, std::string_view origin) { return series_id_locked(k, true, origin); }};
       write_snapshot(w, s, opts.per_queue_histograms);
       ok = w.ok;
     }

@@ -352,10 +352,20 @@ std::optional<ConfigError> Engine::add_subsystem(const control::SubsystemConfig&
   return std::nullopt;
 }
 
-uint64_t Engine::subscribe(SnapshotSink sink) {
+stats::Sampler& Engine::sampler() {
   auto& im = *_impl;
   if (!im.sampler) im.sampler = std::make_unique<stats::Sampler>(im.registry, std::chrono::milliseconds(im.sample_ms));
-  return im.sampler->subscribe(std::move(sink));
+  return *im.sampler;
+}
+
+uint64_t Engine::subscribe(SnapshotSink sink) { return sampler().subscribe(std::move(sink)); }
+
+uint64_t Engine::add_snapshot_provider(stats::SnapshotProvider provider) {
+  return sampler().add_provider(std::move(provider));
+}
+
+void Engine::remove_snapshot_provider(uint64_t id) {
+  if (_impl->sampler) _impl->sampler->remove_provider(id);
 }
 
 void Engine::unsubscribe(uint64_t id) {

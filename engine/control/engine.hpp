@@ -10,6 +10,7 @@
 
 #include "engine/control/config.hpp"
 #include "engine/control/steering_control.hpp"
+#include "engine/stats/sampler.hpp"
 #include "engine/stats/snapshot.hpp"
 
 namespace engine {
@@ -83,6 +84,10 @@ class Engine {
   // Sinks run on the sampler thread, never on the data path; keep them short.
   uint64_t subscribe(SnapshotSink sink);
   void unsubscribe(uint64_t id);
+  // Outside data (eBPF probes) added to each snapshot before the sinks see it; see
+  // stats::Sampler::add_provider. The engine does not know the providers' kind.
+  uint64_t add_snapshot_provider(stats::SnapshotProvider provider);
+  void remove_snapshot_provider(uint64_t id);
   stats::Snapshot last_snapshot() const;
   void set_sample_interval_ms(unsigned ms);
   // Events after seq `after` (0 = from the start), oldest first, at most max.
@@ -108,6 +113,7 @@ class Engine {
   sys::TxnResult revert_steering();
 
  private:
+  stats::Sampler& sampler();  // created on first use
   struct Impl;
   std::unique_ptr<Impl> _impl;
 };

@@ -117,6 +117,12 @@ json snapshot_json(const stats::Snapshot& s, bool buckets) {
   for (const auto& q : s.queues) queues.push_back(queue_json(q, buckets));
   json workers = json::array();
   for (const auto& w : s.workers) workers.push_back(worker_json(w, s.interval_ns));
+  json probes = json::array();
+  for (const auto& p : s.probes)
+    probes.push_back({{"source", p.source}, {"labels", p.labels}, {"hist", histogram_json(p.hist, buckets)}});
+  json probe_counters = json::array();
+  for (const auto& c : s.probe_counters)
+    probe_counters.push_back({{"name", c.name}, {"labels", c.labels}, {"value", c.value}});
   return {{"seq", s.seq},
           {"time_ns", s.time_ns},
           {"interval_ns", s.interval_ns},
@@ -126,7 +132,9 @@ json snapshot_json(const stats::Snapshot& s, bool buckets) {
           {"write_mib_s", round_to(per_second(s.total.write_bytes, s.interval_ns) / bytes_per_mib, 0.01)},
           {"total", counters_json(s.total, buckets)},
           {"queues", std::move(queues)},
-          {"workers", std::move(workers)}};
+          {"workers", std::move(workers)},
+          {"probes", std::move(probes)},
+          {"probe_counters", std::move(probe_counters)}};
 }
 
 json event_json(const stats::Event& e) {

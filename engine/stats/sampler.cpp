@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <unordered_map>
+#include <utility>
 
 namespace stats {
 
@@ -102,19 +103,32 @@ void Sampler::set_mode(std::string mode) {
 uint64_t Sampler::subscribe(SnapshotSink sink) {
   std::lock_guard lock(_mu);
   uint64_t id = _next_sink++;
-  _sinks.push_back(std::make_shared<Sink>(Sink{id, std::move(sink)}));
+  _sinks.push_back(std::make_shared<Callback<SnapshotSink>>(Callback<SnapshotSink>{id, std::move(sink)}));
   return id;
 }
 
-void Sampler::unsubscribe(uint64_t id) {
+void Sampler::unsubscribe(uint64_t id) { remove(_sinks, id); }
+
+uint64_t Sampler::add_provider(SnapshotProvider provider) {
+  std::lock_guard lock(_mu);
+  uint64_t id = _next_sink++;
+  _providers.push_back(
+      std::make_shared<Callback<SnapshotProvider>>(Callback<SnapshotProvider>{id, std::move(provider)}));
+  return id;
+}
+
+void Sampler::remove_provider(uint64_t id) { remove(_providers, id); }
+
+template <class Fn>
+void Sampler::remove(Callbacks<Fn>& list, uint64_t id) {
   {
     std::lock_guard lock(_mu);
-    auto it = std::find_if(_sinks.begin(), _sinks.end(), [id](const auto& s) { return s->id == id; });
-    if (it == _sinks.end()) return;
+    auto it = std::find_if(list.begin(), list.end(), [id](const auto& s) { return s->id == id; });
+    if (it == list.end()) return;
     (*it)->removed = true;
-    _sinks.erase(it);
+    list.erase(it);
   }
-  // Wait out a dispatch that may be calling it right now (it checks `removed` per sink).
+  // Wait out a dispatch that may be calling it right now (it checks `removed` per callback).
   if (!on_sampler_thread()) std::lock_guard wait(_dispatch_mu);
 }
 
@@ -154,13 +168,14 @@ void Sampler::run() {
     }
     Baseline now = take_baseline();
     Snapshot snap = close_interval(prev, now);
+    call_each(_providers, snap);
     {
       std::lock_guard lock(_mu);
       snap.seq = ++_seq;
       snap.mode = _mode;
       _last = snap;
     }
-    dispatch(snap);
+    call_each(_sinks, std::as_const(snap));
     prev = std::move(now);
     // Fixed cadence without drift; after a stall of more than an interval, restart from now
     // rather than closing a burst of tiny intervals.
@@ -212,20 +227,21 @@ Snapshot Sampler::close_interval(const Baseline& before, const Baseline& now) {
   return s;
 }
 
-void Sampler::dispatch(const Snapshot& s) {
-  std::vector<std::shared_ptr<Sink>> sinks;
+template <class Fn, class Arg>
+void Sampler::call_each(const Callbacks<Fn>& list, Arg& s) {
+  Callbacks<Fn> callbacks;
   {
     std::lock_guard lock(_mu);
-    sinks = _sinks;
+    callbacks = list;
   }
   std::lock_guard calling(_dispatch_mu);
-  for (const auto& sink : sinks) {
+  for (const auto& cb : callbacks) {
     {
       std::lock_guard lock(_mu);
-      if (sink->removed) continue;
+      if (cb->removed) continue;
     }
     try {
-      sink->fn(s);
+      cb->fn(s);
     } catch (...) {
       _sink_errors.fetch_add(1);
     }

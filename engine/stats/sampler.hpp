@@ -22,6 +22,9 @@
 namespace stats {
 
 using SnapshotSink = std::function<void(const Snapshot&)>;
+// Adds what the engine does not measure itself (eBPF probes) to a snapshot before the sinks see
+// it, so outside data shares the interval, the time axis and the store with the engine's.
+using SnapshotProvider = std::function<void(Snapshot&)>;
 
 // Nanoseconds thread tid of this process has run on a CPU: /proc/self/task/TID/schedstat's
 // first field, else utime+stime from .../stat (clock-tick resolution). 0 if the thread is gone.
@@ -56,6 +59,13 @@ class Sampler {
   // sink call simply finishes. Unknown ids are ignored.
   void unsubscribe(uint64_t id);
 
+  // Providers run on the sampler thread at each interval's close, in the order added, before
+  // any sink; the same rules as sinks (short, exceptions caught and counted). After
+  // remove_provider(id) returns the provider is never called again (same waiting rule as
+  // unsubscribe). The engine knows nothing of who provides: whoever owns both installs it.
+  uint64_t add_provider(SnapshotProvider provider);
+  void remove_provider(uint64_t id);
+
   // The last closed interval (seq 0 before the first one).
   Snapshot last() const;
   // gettid() of the sampler thread (for Engine::threads()).
@@ -68,11 +78,14 @@ class Sampler {
   void stop();
 
  private:
-  struct Sink {
+  template <class Fn>
+  struct Callback {
     uint64_t id;
-    SnapshotSink fn;
+    Fn fn;
     bool removed = false;  // guarded by _mu
   };
+  template <class Fn>
+  using Callbacks = std::vector<std::shared_ptr<Callback<Fn>>>;
   struct Baseline {
     Collection collection;
     uint64_t steady_ns = 0;
@@ -82,7 +95,11 @@ class Sampler {
   void run();
   Baseline take_baseline() const;
   Snapshot close_interval(const Baseline& before, const Baseline& now);
-  void dispatch(const Snapshot& s);
+  template <class Fn>
+  void remove(Callbacks<Fn>& list, uint64_t id);
+  // Calls each callback of list (a copy taken under _mu) with s, skipping removed ones.
+  template <class Fn, class Arg>
+  void call_each(const Callbacks<Fn>& list, Arg& s);
   bool on_sampler_thread() const { return std::this_thread::get_id() == _thread_id.load(); }
 
   Registry& _registry;
@@ -92,7 +109,8 @@ class Sampler {
   std::string _mode;
   bool _stop = false;
   uint64_t _next_sink = 1;
-  std::vector<std::shared_ptr<Sink>> _sinks;
+  Callbacks<SnapshotSink> _sinks;
+  Callbacks<SnapshotProvider> _providers;
   Snapshot _last;
   uint64_t _seq = 0;
 

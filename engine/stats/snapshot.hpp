@@ -36,6 +36,22 @@ struct WorkerRow {
   uint32_t queues = 0;       // queues placed on this worker now
 };
 
+// A histogram measured outside the engine (probes/: eBPF), in the engine's bucket layout and
+// nanoseconds, so percentiles, the store and the plots treat it like the engine's own.
+struct ProbeHistogram {
+  std::string source;   // the probe: "runqlat", "wqlat", "biolat", "socklat", "irqload", ...
+  std::string labels;   // "key=value,key=value" ("wq=nvmet_tcp_wq", "tid=812,comm=nvmt-w0"); "" = the total
+  HistogramData hist;
+};
+
+// A probe's count over the interval (rates: IRQs per CPU, softirq time per vector, syscalls,
+// retransmits, off-CPU time). Names carry their unit ("irq_ns", "softirq_count").
+struct ProbeCounter {
+  std::string name;
+  std::string labels;   // as ProbeHistogram::labels
+  uint64_t value = 0;
+};
+
 struct Snapshot {
   uint64_t seq = 0;          // interval number since engine start
   int64_t time_ns = 0;       // CLOCK_REALTIME at the interval end
@@ -44,6 +60,8 @@ struct Snapshot {
   std::vector<QueueRow> queues;
   std::vector<WorkerRow> workers;
   QueueRow total;            // all queues, including those gone during the interval
+  std::vector<ProbeHistogram> probes;         // filled by snapshot providers (probes/), else empty
+  std::vector<ProbeCounter> probe_counters;
   uint64_t iops() const { return interval_ns ? total.commands * 1'000'000'000ull / interval_ns : 0; }
 };
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "engine/core/target.hpp"
+#include "engine/stats/usdt.hpp"
 #include "engine/tcp/command.hpp"
 
 namespace tcp {
@@ -140,8 +141,10 @@ exec::Progress TcpQueue::pass(unsigned max_rx_pdus) {
   _budgets = _live_budgets.load();
   const uint64_t start = exec::monotonic_ns();
   // Readiness (event, kick, requeue) to now: how long this queue waited for a thread.
-  if (const uint64_t ready = exec_ready_ns.exchange(0, std::memory_order_relaxed); ready && ready <= start)
+  if (const uint64_t ready = exec_ready_ns.exchange(0, std::memory_order_relaxed); ready && ready <= start) {
     _stats.queue_wait.record(start - ready);
+    NVMT_USDT2(queue_wait_end, this, start - ready);
+  }
   if (!_closing && _sq.poll_events()) _closing = true;  // controller died (KATO, admin gone)
   const uint64_t deadline = _budgets.deadline_us ? start + _budgets.deadline_us * 1000ull : 0;
   unsigned ops = 0, rx_total = 0;

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "engine/core/target.hpp"
+#include "engine/stats/usdt.hpp"
 #include "engine/tcp/command.hpp"
 
 namespace tcp {
@@ -230,6 +231,7 @@ void TcpQueue::on_capsule_cmd() {
 void TcpQueue::start_command(Command& c) {
   set_state(c, CmdState::executing);
   c.req.start_ns = exec::monotonic_ns();
+  NVMT_USDT3(cmd_arrival, this, c.req.sqe.cid(), c.req.sqe.opcode());
   if (!c.early.ok()) return _sq.complete(c.req, c.early);
   if (c.digest_error) return _sq.complete(c.req, nvme::Status{nvme::Sct::generic, 0x22, false});
   if (c.req.dir == core::DataDir::host_to_controller && c.h2c_next < c.req.transfer_len &&

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <climits>
 
+#include "engine/stats/usdt.hpp"
 #include "engine/tcp/command.hpp"
 
 namespace tcp {
@@ -86,6 +87,7 @@ void TcpQueue::complete(core::Request& req) {
 void TcpQueue::record_latency(const core::Request& req) {
   if (!req.start_ns) return;  // failed before it started (e.g. a bad SGL)
   const uint64_t ns = exec::monotonic_ns() - req.start_ns;
+  NVMT_USDT3(cmd_complete, this, req.sqe.cid(), ns);
   const uint8_t op = req.sqe.opcode();
   if (_sq.qid() != 0 && op == static_cast<uint8_t>(nvme::NvmOpcode::read)) _stats.read_latency.record(ns);
   else if (_sq.qid() != 0 && op == static_cast<uint8_t>(nvme::NvmOpcode::write)) _stats.write_latency.record(ns);

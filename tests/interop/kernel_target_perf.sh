@@ -13,18 +13,10 @@
 # env: NVMETUNE_GUEST_DIR (default /var/cache/nvmetune-guest), GUEST_TIMEOUT (170 s)
 set -uo pipefail
 
-SKIP=77
 [ $# -eq 2 ] || { sed -n '2,14p' "$0" >&2; exit 2; }
-BIN=$1
-SHARED=$(cd "$2" 2>/dev/null && pwd) || { echo "kernel-target-perf: no shared interop dir $2: skipped"; exit $SKIP; }
-GUEST_DIR=${NVMETUNE_GUEST_DIR:-/var/cache/nvmetune-guest}
-GUEST_TIMEOUT=${GUEST_TIMEOUT:-170}
-log() { echo "kernel-target-perf: $*"; }
-
-[ -x "$BIN" ] || { log "FAIL: $BIN is not executable"; exit 1; }
-if [ "$(id -u)" != 0 ] || ! command -v qemu-system-x86_64 > /dev/null; then
-  log "needs root and qemu-system-x86_64 to boot the guest: skipped"; exit $SKIP
-fi
+NAME=kernel-target-perf
+# shellcheck source=guest_preflight.sh source-path=SCRIPTDIR
+. "$(dirname "$0")/guest_preflight.sh"
 for f in run-guest.sh lib-guest.sh stage-binary.sh build-guest.sh; do
   [ -f "$SHARED/$f" ] || { log "$SHARED/$f missing: skipped"; exit $SKIP; }
 done

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <stdexcept>
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -539,6 +540,39 @@ TEST(EventLog, AppendAndUnsubscribeFromInsideASubscriber) {
   log.append("fourth", "{}");
   EXPECT_EQ(order.back(), "b:fourth");
   EXPECT_EQ(log.sink_errors(), 1u);
+}
+
+// Providers (probes/ installs one) fill each snapshot before any sink sees it, with the
+// interval's own data; a removed provider is never called again; a throwing one is counted.
+TEST(Sampler, ProvidersFillTheSnapshotBeforeTheSinks) {
+  Registry reg;
+  Sampler sampler(reg, 20ms);
+  std::atomic<uint64_t> calls{0};
+  const uint64_t id = sampler.add_provider([&calls](Snapshot& s) {
+    const uint64_t n = ++calls;
+    s.probes.push_back({"runqlat", "", {}});
+    s.probe_counters.push_back({"offcpu_ns", "tid=1", n});
+  });
+  sampler.add_provider([](Snapshot&) { throw std::runtime_error("provider failed"); });
+  Recorder sink;
+  sampler.subscribe(sink.sink());
+  ASSERT_TRUE(wait_for([&] { return sink.size() >= 3; }));
+  const size_t seen = sink.size();  // all of these were provided for
+  sampler.remove_provider(id);
+  const uint64_t after_removal = calls.load();
+  ASSERT_TRUE(wait_for([&] { return sink.size() >= seen + 3; }));
+  sampler.stop();
+  EXPECT_EQ(calls.load(), after_removal);
+  const std::vector<Snapshot> snaps = sink.copy();
+  for (size_t i = 0; i < seen; ++i) {
+    ASSERT_EQ(snaps[i].probes.size(), 1u);
+    EXPECT_EQ(snaps[i].probes[0].source, "runqlat");
+    ASSERT_EQ(snaps[i].probe_counters.size(), 1u);
+    EXPECT_EQ(snaps[i].probe_counters[0].value, i + 1);  // one call per interval, in order
+  }
+  EXPECT_TRUE(snaps.back().probes.empty());
+  EXPECT_EQ(sampler.last().seq, snaps.back().seq);
+  EXPECT_GE(sampler.sink_errors(), snaps.size());
 }
 
 }  // namespace

@@ -364,3 +364,66 @@ TEST_F(StoreTest, WriterCommitsSnapshotsAndEvents) {
   EXPECT_EQ(s->interval_seqs(run).size(), 50u);
   EXPECT_EQ(s->events(run, {}).size(), 1u);
 }
+
+namespace {
+
+// eBPF probes' histograms and counters (Snapshot::probes, probe_counters) stored beside the
+// engine's: histogram sources and series tagged with their probe, merged and exported the same.
+TEST_F(StoreTest, ProbeHistogramsAndCountersStoredBesideTheEngines) {
+  auto s = open();
+  ASSERT_TRUE(s);
+  const int64_t run = new_run(*s);
+  std::mt19937_64 rng(7);
+  std::vector<stats::Snapshot> snaps;
+  for (uint64_t i = 1; i <= 3; ++i) {
+    stats::Snapshot snap = counter_snapshot(i, (1000 + static_cast<int64_t>(i)) * sec, 10);
+    snap.probes.push_back({"runqlat", "", test_support::synthetic_histogram(rng, 20'000, 100)});
+    snap.probes.push_back({"runqlat", "tid=7,comm=nvmt-w0", test_support::synthetic_histogram(rng, 20'000, 40)});
+    snap.probes.push_back({"wqlat", "wq=nvmet_tcp_wq", test_support::synthetic_histogram(rng, 50'000, 30)});
+    snap.probe_counters.push_back({"hardirq_ns", "irq=24,name=virtio0,cpu=1", 1000 * i});
+    snaps.push_back(std::move(snap));
+  }
+  std::string error;
+  ASSERT_TRUE(s->write_batch(run, snaps, {}, {}, error)) << error;
+
+  EXPECT_EQ(s->merge_histograms(run, {"runqlat", ""}, {}).count, 300u);
+  // Labels are stored canonical (sorted by key), as the engine's are.
+  EXPECT_EQ(s->merge_histograms(run, {"runqlat", "comm=nvmt-w0,tid=7"}, {}).count, 120u);
+  EXPECT_EQ(s->merge_histograms(run, {"wqlat", "wq=nvmet_tcp_wq"}, {}).count, 90u);
+  const auto sources = s->list_probe_histogram_sources(run);
+  EXPECT_EQ(sources.size(), 3u);
+  for (const auto& k : sources) EXPECT_TRUE(k.name == "runqlat" || k.name == "wqlat") << k.name;
+  const auto series = s->list_probe_series(run);
+  ASSERT_EQ(series.size(), 1u);
+  EXPECT_EQ(series[0].name, "hardirq_ns");
+  EXPECT_EQ(series[0].labels, "cpu=1,irq=24,name=virtio0");
+  double sum = 0;
+  for (const auto& p : s->series(run, series[0], {}, 0)) sum += p.avg;
+  EXPECT_EQ(sum, 6000.0);
+  std::ostringstream csv;
+  ASSERT_TRUE(s->export_csv(run, csv, error)) << error;
+  EXPECT_NE(csv.str().find(",runqlat.p99_ns,\"comm=nvmt-w0,tid=7\","), std::string::npos);
+  EXPECT_NE(csv.str().find(",hardirq_ns,\"cpu=1,irq=24,name=virtio0\","), std::string::npos) << csv.str().substr(0, 400);
+}
+
+// A version-1 database (no series.origin) is migrated: its series are the engine's.
+TEST_F(StoreTest, MigratesVersionOneSeriesToEngineOrigin) {
+  {
+    auto s = open();
+    ASSERT_TRUE(s);
+    std::string error;
+    ASSERT_TRUE(s->write_batch(new_run(*s), {counter_snapshot(1, 1000 * sec, 5)}, {}, {}, error)) << error;
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "ALTER TABLE series DROP COLUMN origin; PRAGMA user_version = 1", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  auto s = open();
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->schema_version(), data::store_schema_version);
+  EXPECT_TRUE(s->list_probe_series(1).empty());
+  EXPECT_FALSE(s->list_series(1).empty());
+}
+
+}  // namespace

@@ -1,0 +1,7 @@
+/* biolat: block I/O latency, request issued to the driver -> completed, per disk. */
+#pragma once
+#include "probes/probe_hist.h"
+
+struct biolat_key {
+	__u32 dev; /* the kernel's dev_t of the disk (major << 20 | minor); 0 for the total */
+};

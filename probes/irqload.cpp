@@ -1,0 +1,80 @@
+// irqload's loader (irqload.bpf.c): hard IRQ and softirq counts and time per CPU, and the
+// handlers' duration histograms.
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include <map>
+
+#include "probes/bpf_maps.hpp"
+#include "probes/irqload.h"
+#include "probes/loaders.hpp"
+#include "probes/skeleton.hpp"
+#include "irqload.skel.h"
+
+namespace probes {
+
+namespace {
+
+constexpr const char* source = "irqload";
+// The kernel's softirq_to_name[] (include/linux/interrupt.h order).
+constexpr const char* softirq_names[] = {"hi", "timer", "net_tx", "net_rx", "block",
+                                         "irq_poll", "tasklet", "sched", "hrtimer", "rcu"};
+
+std::string softirq_name(uint32_t vec) {
+  return vec < std::size(softirq_names) ? softirq_names[vec] : "vec" + std::to_string(vec);
+}
+
+// Per-CPU count/time entries as counters NAME_count and NAME_ns, one per (key, CPU) that ran.
+template <class LabelOf>
+void add_per_cpu(ProbeData& out, const char* name, int map_fd, LabelOf&& label_of) {
+  for (auto& e : drain_percpu<uint32_t, nvmt_count_time>(map_fd)) {
+    for (size_t cpu = 0; cpu < e.cpus.size(); ++cpu) {
+      if (e.cpus[cpu].count == 0) continue;
+      std::string l = label_of(e.key) + ",cpu=" + std::to_string(cpu);
+      out.counters.push_back({std::string(name) + "_count", l, e.cpus[cpu].count});
+      out.counters.push_back({std::string(name) + "_ns", std::move(l), e.cpus[cpu].ns});
+    }
+  }
+}
+
+class Irqload final : public Probe {
+ public:
+  explicit Irqload(SkeletonPtr<irqload_bpf> skel) : _skel(std::move(skel)) {}
+
+  ProbeData collect() override {
+    ProbeData out;
+    for (auto& e : drain_percpu<irqload_hist_key, nvmt_hist>(bpf_map__fd(_skel->maps.hists))) {
+      std::string l = e.key.softirq == 0 ? "kind=hardirq" : "kind=softirq,vec=" + softirq_name(e.key.softirq - 1);
+      out.histograms.push_back({source, std::move(l), merge_cpus(e.cpus)});
+    }
+    add_per_cpu(out, "hardirq", bpf_map__fd(_skel->maps.hardirqs),
+                [this](uint32_t irq) { return labels({{"irq", std::to_string(irq)}, {"name", irq_name(irq)}}); });
+    add_per_cpu(out, "softirq", bpf_map__fd(_skel->maps.softirqs),
+                [](uint32_t vec) { return "vec=" + softirq_name(vec); });
+    return out;
+  }
+
+ private:
+  // The handler's name as the BPF side saw it first (cached: IRQ names do not change).
+  std::string irq_name(uint32_t irq) {
+    auto it = _names.find(irq);
+    if (it != _names.end()) return it->second;
+    irqload_name n{};
+    if (bpf_map_lookup_elem(bpf_map__fd(_skel->maps.irq_names), &irq, &n) != 0) return {};
+    n.name[sizeof n.name - 1] = '\0';
+    return _names[irq] = n.name;
+  }
+
+  SkeletonPtr<irqload_bpf> _skel;
+  std::map<uint32_t, std::string> _names;
+};
+
+}  // namespace
+
+std::unique_ptr<Probe> load_irqload(const ProbeOptions&, std::string& error) {
+  auto skel = open_load_attach(source, NVMT_SKELETON_OPS(irqload), [](irqload_bpf&) {}, error);
+  if (!skel) return nullptr;
+  return std::make_unique<Irqload>(std::move(skel));
+}
+
+}  // namespace probes
