@@ -5,6 +5,7 @@
 #include <map>
 
 #include "engine/system/cpu_mask.hpp"
+#include "engine/system/steering_txn.hpp"
 #include "engine/system/topology.hpp"
 
 namespace sys {
@@ -102,7 +103,7 @@ class Planner {
   std::optional<std::string> read(const std::string& path, const std::string& field) {
     auto r = _root.read(path);
     if (r.ok()) return r.text;
-    error(field, path + ": cannot read: " + errno_name(r.err));
+    error(field, "cannot read " + explain_write_error(path, r.err));
     return std::nullopt;
   }
 

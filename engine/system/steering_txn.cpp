@@ -72,6 +72,8 @@ std::string explain_write_error(const std::string& path, int err) {
     why = "the kernel will not move this interrupt line (a managed IRQ: its driver sets the affinity)";
   else if (err == EINVAL && irq)
     why = "the kernel refused this CPU list for the line (offline CPUs, or none the line can be routed to)";
+  else if (err == ENOENT && path.rfind("/proc/sys/net/core/busy_", 0) == 0)
+    why = "no such file: busy_poll and busy_read exist only in the host's network namespace";
   else if (err == ENOENT)
     why = "no such file: the device or queue is gone, or this kernel lacks the setting";
   else if (err == EINVAL)
@@ -132,7 +134,7 @@ TxnResult SteeringTransaction::apply(const std::vector<FileChange>& changes) {
   for (const auto& c : changes) {
     const auto now = _root.read(c.path);
     if (!now.ok()) {
-      result.error = TxnError{c.path, now.err, c.path + ": cannot read: " + errno_name(now.err)};
+      result.error = TxnError{c.path, now.err, "cannot read " + explain_write_error(c.path, now.err)};
       break;
     }
     auto it = std::find_if(_saved.begin(), _saved.end(), [&](const SavedValue& s) { return s.path == c.path; });

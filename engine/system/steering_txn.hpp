@@ -41,7 +41,7 @@ struct TxnResult {
   std::string message() const;               // every error, one per line
 };
 
-// "PATH: ERRNO (text): what it means here".
+// "PATH: ERRNO (text): what it means here" (for reads too: ENOENT, EACCES say the same).
 std::string explain_write_error(const std::string& path, int err);
 
 class SteeringTransaction {

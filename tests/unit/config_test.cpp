@@ -45,7 +45,8 @@ constexpr const char* full_example = R"({
      "namespaces": [{"nsid": 7, "backend": "null", "size": 1048576}]}
   ],
   "tcp": {"in_capsule_data_size": 8192, "maxh2cdata": 131072, "queue_depth": 128,
-          "max_io_queues": 64, "mdts_bytes": 1048576},
+          "max_io_queues": 64, "mdts_bytes": 1048576, "so_priority": 3, "busy_poll_us": 25,
+          "prefer_busy_poll": true},
   "threading": {"mode": "unbound", "cpumask": "0", "threads": 2, "queue_cpu": "round_robin",
                 "affinity_scope": "smt", "strict": true, "first_core": -1, "idle_poll_us": 500,
                 "priority": "nice", "inline_budget": 16, "io_mechanism": "io_uring"},
@@ -89,7 +90,8 @@ json independent_json(const control::Config& c) {
   }
   doc["tcp"] = {{"in_capsule_data_size", c.tcp.in_capsule_data_size}, {"maxh2cdata", c.tcp.maxh2cdata},
                 {"queue_depth", c.tcp.queue_depth}, {"max_io_queues", c.tcp.max_io_queues},
-                {"mdts_bytes", c.tcp.mdts_bytes}};
+                {"mdts_bytes", c.tcp.mdts_bytes}, {"so_priority", c.tcp.so_priority},
+                {"busy_poll_us", c.tcp.busy_poll_us}, {"prefer_busy_poll", c.tcp.prefer_busy_poll}};
   const auto& t = c.threading;
   doc["threading"] = {{"mode", t.mode}, {"threads", t.threads}, {"queue_cpu", t.queue_cpu},
                       {"affinity_scope", t.affinity_scope}, {"strict", t.strict}, {"first_core", t.first_core},
@@ -173,6 +175,9 @@ TEST(Config, FullExampleParsesEveryField) {
   EXPECT_EQ(c.subsystems[1].model, "nvmetune");  // default
   EXPECT_EQ(c.subsystems[1].namespaces[0].nsid, 7u);
   EXPECT_EQ(c.tcp.mdts_bytes, 1048576u);
+  EXPECT_EQ(c.tcp.so_priority, 3);
+  EXPECT_EQ(c.tcp.busy_poll_us, 25u);
+  EXPECT_TRUE(c.tcp.prefer_busy_poll);
   const auto& t = c.threading;
   EXPECT_EQ(t.mode, "unbound");
   EXPECT_EQ(t.cpus, std::vector<unsigned>{0});
@@ -240,7 +245,8 @@ TEST(Config, ReportsEveryMistakeInOnePassWithExactPaths) {
       {"nqn": "nqn.2026-12.io.nvmetune:x", "namespaces": [{"backend": "ram", "size": -1}]},
       {"nqn": "nqn.2026-12.io.nvmetune:x"}
     ],
-    "tcp": {"in_capsule_data_size": 100, "queue_depth": 1, "maxh2cdata": 4097, "mdts_bytes": 3000},
+    "tcp": {"in_capsule_data_size": 100, "queue_depth": 1, "maxh2cdata": 4097, "mdts_bytes": 3000,
+            "so_priority": 16, "busy_poll_us": 1000001, "prefer_busy_poll": "yes"},
     "threading": {"mode": "warp", "threads": 2000, "cpumask": "1-0", "queue_cpu": "any",
                   "first_core": -2, "idle_poll_us": 10000001, "priority": "rt", "inline_budget": 0,
                   "io_mechanism": "aio", "strict": 1, "affinity_scope": "rack"},
@@ -267,6 +273,9 @@ TEST(Config, ReportsEveryMistakeInOnePassWithExactPaths) {
       {"$.tcp.queue_depth", "out of range: 1 (expected 2..1024)"},
       {"$.tcp.maxh2cdata", "multiple of 4"},
       {"$.tcp.mdts_bytes", "power of two"},
+      {"$.tcp.so_priority", "must be -1 (not set) to 15 (got 16)"},
+      {"$.tcp.busy_poll_us", "out of range: 1000001 (expected 0..1000000)"},
+      {"$.tcp.prefer_busy_poll", "expected true or false"},
       {"$.threading.mode", "unknown execution mode \"warp\" (expected one of: \"bound\", \"unbound\", \"poll\", \"inline\")"},
       {"$.threading.threads", "out of range: 2000 (expected 0..1024)"},
       {"$.threading.cpumask", "malformed CPU list \"1-0\""},
