@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "app/rpc_client.hpp"
+#include "engine/control/rpc_client.hpp"
 #include "engine/control/config_json.hpp"
 #include "engine/control/engine.hpp"
 #include "engine/control/json_codec.hpp"
@@ -166,7 +166,7 @@ class RemoteTarget final : public ExperimentTarget {
     return resp->value("result", json());
   }
 
-  RpcClient _rpc;
+  control::RpcClient _rpc;
   std::string _path, _error;
   int _id = 0;
   initiator::Target _target;

@@ -18,7 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/exit_code.hpp"
-#include "app/rpc_client.hpp"
+#include "engine/control/rpc_client.hpp"
 #include "data/profile/profile.hpp"
 #include "data/profile/profile_apply.hpp"
 #include "data/profile/profile_diff.hpp"
@@ -152,7 +152,7 @@ class SocketCaller {
   }
 
  private:
-  RpcClient _client;
+  control::RpcClient _client;
   int _id = 0;
 };
 

@@ -170,15 +170,16 @@ void print_banner(const engine::Engine& engine, const control::RpcServer* rpc) {
 // Starts the control socket next to engine. nullptr when disabled or when the default path is
 // taken (a warning); sets `fatal` when an explicitly given path could not be used.
 std::unique_ptr<control::RpcServer> start_control_socket(engine::Engine& engine, const ControlSocketOptions& opts,
-                                                         bool& fatal) {
+                                                         bool& fatal, control::RpcMethodTable extra = {}) {
   fatal = false;
   if (!opts.enabled) return nullptr;
   control::RpcServerOptions ro;
   ro.path = opts.path.empty() ? control::default_control_socket_path() : opts.path;
   auto log = stderr_log_sink();
   ro.log = [log](std::string_view text) { log(engine::LogLevel::warning, text); };
-  auto rpc = std::make_unique<control::RpcServer>(
-      control::make_engine_methods(engine, {NVMETUNE_VERSION, ro.path, std::chrono::steady_clock::now()}), ro);
+  auto methods = control::make_engine_methods(engine, {NVMETUNE_VERSION, ro.path, std::chrono::steady_clock::now()});
+  methods.merge(extra);
+  auto rpc = std::make_unique<control::RpcServer>(std::move(methods), ro);
   if (auto err = rpc->start(); !err.empty()) {
     fatal = !opts.path.empty();
     std::fprintf(stderr, "nvmetune: %s control socket: %s\n", fatal ? "cannot create the" : "warning: no", err.c_str());
@@ -289,7 +290,7 @@ int serve(const control::Config& cfg, const ControlSocketOptions& control, const
     }
   }
   bool fatal = false;
-  auto rpc = start_control_socket(engine, control, fatal);
+  auto rpc = start_control_socket(engine, control, fatal, recorder ? recorder->methods() : control::RpcMethodTable{});
   if (fatal) {
     engine.stop();
     return exit_failure;

@@ -305,6 +305,18 @@ class Methods {
     return RpcOutcome::ok({{"threads", std::move(threads)}});
   }
 
+  RpcOutcome topology_get(const json& params) {
+    Params p(params, {});
+    if (!p.errors().empty()) return invalid_params(p.errors());
+    return RpcOutcome::ok(topology_json(sys::Topology::host()));
+  }
+
+  RpcOutcome tcp_get(const json& params) {
+    Params p(params, {});
+    if (!p.errors().empty()) return invalid_params(p.errors());
+    return RpcOutcome::ok(to_json(_engine.config().tcp));
+  }
+
  private:
   engine::Engine& _engine;
   ControlInfo _info;
@@ -349,6 +361,8 @@ RpcMethodTable make_engine_methods(engine::Engine& engine, ControlInfo info) {
       {"events.get", &Methods::events_get},
       {"events.add", &Methods::events_add},
       {"threads.get", &Methods::threads_get},
+      {"topology.get", &Methods::topology_get},
+      {"tcp.get", &Methods::tcp_get},
   };
   RpcMethodTable methods;
   for (const auto& [name, fn] : table) methods[name] = [m, fn = fn](const json& params) { return ((*m).*fn)(params); };

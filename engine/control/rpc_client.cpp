@@ -1,5 +1,5 @@
 // The control socket's client connection (rpc_client.hpp).
-#include "app/rpc_client.hpp"
+#include "engine/control/rpc_client.hpp"
 
 #include <poll.h>
 #include <sys/socket.h>
@@ -10,7 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace app {
+namespace control {
 
 namespace {
 
@@ -85,4 +85,4 @@ bool RpcClient::read_line(std::string& line, std::string& error) {
   }
 }
 
-}  // namespace app
+}  // namespace control
