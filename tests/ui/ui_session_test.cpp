@@ -228,10 +228,12 @@ void UiSessionTest::tuning_apply_poll_one_thread_on_cpu1() {
   const json t = call("threading.get");
   QCOMPARE(t.value("threads", 0), 1);
   QCOMPARE(QString::fromStdString(t.value("cpumask", std::string())), QString("1"));
-  int pollers = 0;
-  for (const auto& th : call("threads.get")["threads"]) {
-    if (th.value("role", std::string()) != "poller") continue;
+  int pollers = 0;  // the engine's workers now: one poll thread, on CPU 1 as the kernel applies it
+  const json threads = call("threads.get");
+  for (const auto& th : threads["threads"]) {
+    if (th.value("role", std::string()) != "worker") continue;
     ++pollers;
+    QVERIFY(th.value("name", std::string()).find("poll") != std::string::npos);
     QCOMPARE(QString::fromStdString(cpus_allowed(_pid, th.value("tid", 0))), QString("1"));
   }
   QCOMPARE(pollers, 1);

@@ -17,6 +17,8 @@ namespace ui {
 namespace {
 
 constexpr int marker_hover_px = 5;
+constexpr double marker_label_step = 0.16;  // of the panel's height
+constexpr size_t marker_label_rows = 4;
 constexpr double min_log_us = 1;  // the latency axis' floor (log scale has no zero)
 
 const char* panel_titles[DashboardView::panel_count] = {"IOPS", "MiB/s", "latency (us)", "CPU % of one core",
@@ -32,6 +34,7 @@ DashboardView::DashboardView(IntervalHistory& history, EventModel& events, QWidg
   _plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
   _plot->installEventFilter(this);
   _plot->setMouseTracking(true);
+  _plot->setAutoAddPlottableToLegend(false);  // each panel has its own legend
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(_plot);
@@ -185,7 +188,8 @@ void DashboardView::add_marker(const EventMarker& m) {
   label->position->setAxes(_rects[0]->axis(QCPAxis::atBottom), _rects[0]->axis(QCPAxis::atLeft));
   label->position->setAxisRect(_rects[0]);
   label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
-  label->position->setCoords(m.time_s, 0.02);
+  // Events come in bursts (a connect per queue): stagger the labels so they stay readable.
+  label->position->setCoords(m.time_s, 0.02 + marker_label_step * double(_marker_tips.size() % marker_label_rows));
   label->setPositionAlignment(Qt::AlignTop | Qt::AlignLeft);
   label->setText(QString::fromStdString(m.label));
   label->setColor(color);
@@ -201,11 +205,13 @@ void DashboardView::follow() {
   _rects[0]->axis(QCPAxis::atBottom)->setRange(from, last + 0.5);
   for (int p = 0; p < panel_count; ++p) {
     if (p == latency_panel) {
-      bool found = false;
+      QCPRange all(1e300, 0);
       for (auto* g : _rects[p]->graphs()) {
+        bool found = false;
         auto r = g->getValueRange(found, QCP::sdBoth, QCPRange(from, last + 1));
-        if (found) _rects[p]->axis(QCPAxis::atLeft)->setRange(std::max(min_log_us, r.lower / 2), r.upper * 2);
+        if (found) all = QCPRange(std::min(all.lower, r.lower), std::max(all.upper, r.upper));
       }
+      if (all.upper > 0) _rects[p]->axis(QCPAxis::atLeft)->setRange(std::max(min_log_us, all.lower / 2), all.upper * 2);
       continue;
     }
     double top = 1;

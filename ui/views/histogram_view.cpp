@@ -176,7 +176,7 @@ void HistogramView::update_bars() {
     line->setPen(QPen(series_color(color), 1.5, Qt::DashLine));
     auto* text = new QCPItemText(_bars_plot);
     text->position->setCoords(top * 1.08, row_position(us));
-    text->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
+    text->setPositionAlignment(Qt::AlignRight | (color == 2 ? Qt::AlignBottom : Qt::AlignTop));
     text->setText(QString("%1 %2 us").arg(name).arg(us, 0, 'f', 1));
     text->setColor(series_color(color++));
   }

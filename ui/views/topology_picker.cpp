@@ -151,8 +151,8 @@ QString TopologyPicker::cell_text(unsigned cpu) const {
     else if (t.cpus.empty() || std::find(t.cpus.begin(), t.cpus.end(), cpu) != t.cpus.end()) ++others;
   }
   QString text = QString("CPU %1").arg(cpu);
-  text += "\n" + (pinned.isEmpty() ? QString("-") : pinned.join(", "));
-  if (others) text += QString(" +%1 may run here").arg(others);
+  if (!pinned.isEmpty()) text += "\n" + pinned.join(", ");
+  if (others) text += QString("\n%1 more engine thread%2 may run here").arg(others).arg(others > 1 ? "s" : "");
   return text;
 }
 
