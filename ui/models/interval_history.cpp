@@ -1,7 +1,10 @@
 // Snapshots turned into dashboard rows (interval_history.hpp).
 #include "ui/models/interval_history.hpp"
 
+#include <QCoreApplication>
 #include <QDateTime>
+#include <QPointer>
+#include <QThreadPool>
 
 #include <algorithm>
 
@@ -50,9 +53,9 @@ QVariant IntervalHistory::headerData(int section, Qt::Orientation orientation, i
   return names[section];
 }
 
-IntervalRow IntervalHistory::make_row(const stats::Snapshot& s, std::vector<HistogramSource>& sources,
-                                      std::vector<std::string>& names, std::vector<std::string>& titles) {
-  IntervalRow r;
+BuiltRow build_row(const stats::Snapshot& s) {
+  BuiltRow b;
+  IntervalRow& r = b.row;
   r.seq = s.seq;
   r.time_s = static_cast<double>(s.time_ns) / ns_per_s;
   r.length_s = static_cast<double>(s.interval_ns) / ns_per_s;
@@ -76,24 +79,31 @@ IntervalRow IntervalHistory::make_row(const stats::Snapshot& s, std::vector<Hist
     r.workers.push_back({w.name, pct(split.busy_ns, s.interval_ns), pct(split.idle_poll_ns, s.interval_ns),
                          pct(split.sleep_ns, s.interval_ns)});
   }
-  sources = histogram_sources(s);
-  r.log2.resize(names.size());
-  for (const auto& src : sources) {
-    auto it = std::find(names.begin(), names.end(), src.name);
-    size_t i = static_cast<size_t>(it - names.begin());
-    if (it == names.end()) {
-      names.push_back(src.name);
-      titles.push_back(src.title);
-      r.log2.resize(names.size());
+  b.sources = histogram_sources(s);
+  for (const auto& src : b.sources) b.log2.push_back(log2_us_rows(src.hist));
+  return b;
+}
+
+IntervalRow IntervalHistory::adopt(BuiltRow built) {
+  IntervalRow r = std::move(built.row);
+  for (size_t k = 0; k < built.sources.size(); ++k) {
+    int i = source_index(built.sources[k].name);
+    if (i < 0) {
+      _sources.push_back(built.sources[k].name);
+      _titles.push_back(built.sources[k].title);
+      i = static_cast<int>(_sources.size()) - 1;
     }
-    r.log2[i] = log2_us_rows(src.hist);
+    if (r.log2.size() <= size_t(i)) r.log2.resize(size_t(i) + 1);
+    r.log2[size_t(i)] = std::move(built.log2[k]);
   }
   return r;
 }
 
 void IntervalHistory::add_snapshot(const stats::Snapshot& s) {
   if (!_rows.empty() && (s.seq == _rows.back().seq || static_cast<double>(s.time_ns) / ns_per_s <= _rows.back().time_s)) return;
-  auto row = make_row(s, _current, _sources, _titles);
+  BuiltRow built = build_row(s);
+  _current = built.sources;
+  auto row = adopt(std::move(built));
   const int at = static_cast<int>(_rows.size());
   beginInsertRows({}, at, at);
   _rows.push_back(std::move(row));
@@ -109,16 +119,31 @@ void IntervalHistory::add_snapshot(const stats::Snapshot& s) {
 }
 
 void IntervalHistory::add_history(const std::vector<stats::Snapshot>& intervals) {
+  QPointer<IntervalHistory> self(this);
+  QThreadPool::globalInstance()->start([self, intervals] {
+    std::vector<BuiltRow> built;
+    built.reserve(intervals.size());
+    for (const auto& s : intervals) built.push_back(build_row(s));
+    for (auto& b : built)
+      for (auto& src : b.sources) src.hist = {};  // only names and titles travel back
+    QMetaObject::invokeMethod(qApp, [self, built = std::move(built)]() mutable {
+      if (self) self->insert_history(std::move(built));
+    }, Qt::QueuedConnection);
+  });
+}
+
+void IntervalHistory::insert_history(std::vector<BuiltRow> built) {
   const double oldest = _rows.empty() ? 1e300 : _rows.front().time_s;
-  std::vector<HistogramSource> ignored;
   std::vector<IntervalRow> older;
-  for (const auto& s : intervals)
-    if (static_cast<double>(s.time_ns) / ns_per_s < oldest) older.push_back(make_row(s, ignored, _sources, _titles));
-  if (older.empty()) return;
-  beginResetModel();
-  _rows.insert(_rows.begin(), std::make_move_iterator(older.begin()), std::make_move_iterator(older.end()));
-  endResetModel();
-  emit reset_rows();
+  for (auto& b : built)
+    if (b.row.time_s < oldest) older.push_back(adopt(std::move(b)));
+  if (!older.empty()) {
+    beginResetModel();
+    _rows.insert(_rows.begin(), std::make_move_iterator(older.begin()), std::make_move_iterator(older.end()));
+    endResetModel();
+    emit reset_rows();
+  }
+  emit history_added(older.size());
 }
 
 void IntervalHistory::clear() {

@@ -41,6 +41,14 @@ struct IntervalRow {
   std::vector<std::vector<uint64_t>> log2;  // per source (source_names() order): log2_us_rows
 };
 
+// A row as built away from the model (any thread): sources by name, not yet by index.
+struct BuiltRow {
+  IntervalRow row;
+  std::vector<HistogramSource> sources;  // histograms cleared of counts: names and titles
+  std::vector<std::vector<uint64_t>> log2;
+};
+BuiltRow build_row(const stats::Snapshot& s);
+
 class IntervalHistory : public QAbstractTableModel {
   Q_OBJECT
 
@@ -70,21 +78,25 @@ class IntervalHistory : public QAbstractTableModel {
   // Rows inside [from_s, to_s] (seconds): first index and one past the last.
   std::pair<size_t, size_t> rows_between(double from_s, double to_s) const;
 
-  static IntervalRow make_row(const stats::Snapshot& s, std::vector<HistogramSource>& sources,
-                              std::vector<std::string>& names, std::vector<std::string>& titles);
 
  public slots:
   // A live interval: appended (an interval already held, by seq and time, is ignored).
   void add_snapshot(const stats::Snapshot& s);
   // Intervals read back from the store: those older than the oldest row are put in front.
+  // The rows are built on a pool thread (an hour of intervals is a lot of percentiles); only
+  // the insertion runs on this object's thread. history_added() follows.
   void add_history(const std::vector<stats::Snapshot>& intervals);
   void clear();
 
  signals:
   void appended(size_t first, size_t count);  // after rows were appended at the end
   void reset_rows();                          // after rows were put in front or cleared
+  void history_added(size_t rows);
 
  private:
+  IntervalRow adopt(BuiltRow built);  // maps the row's sources onto the model's indices
+  void insert_history(std::vector<BuiltRow> built);
+
   std::deque<IntervalRow> _rows;
   std::vector<std::string> _sources, _titles;
   std::vector<HistogramSource> _current;
