@@ -21,7 +21,7 @@ constexpr double marker_label_step = 0.14;  // of the panel's height
 constexpr size_t marker_label_rows = 4;
 constexpr double line_width = 1.5;
 constexpr size_t antialias_max_points = 600;
-constexpr int dimmed_alpha = 110;  // idle polling and queue wait: the same hue, lighter
+constexpr int dimmed_alpha = 170;  // idle polling and queue wait: the same hue, lighter
 constexpr double min_log_us = 0.1;  // the latency axis' floor (log scale has no zero)
 constexpr double marker_label_top = 0.3;    // below the legend
 
@@ -260,13 +260,11 @@ void DashboardView::restyle() {
   _plot->replot();
 }
 
-void DashboardView::changeEvent(QEvent* event) {
-  if (event->type() == QEvent::PaletteChange) restyle();
-  QWidget::changeEvent(event);
-}
+void DashboardView::changeEvent(QEvent* event) { QWidget::changeEvent(event); }
 
 bool DashboardView::eventFilter(QObject* watched, QEvent* event) {
   if (watched == _plot) {
+    if (event->type() == QEvent::PaletteChange) restyle();  // the plot's own palette is the new one now
     if (event->type() == QEvent::Wheel || event->type() == QEvent::MouseButtonPress) set_following(false);
     if (event->type() == QEvent::MouseMove) show_marker_tooltip(static_cast<QMouseEvent*>(event));
   }

@@ -58,6 +58,7 @@ HistogramView::HistogramView(IntervalHistory& history, QWidget* parent) : QWidge
   _heat_plot->setObjectName("heatmap");
   _heat_plot->setMouseTracking(true);
   _heat_plot->installEventFilter(this);
+  _bars_plot->installEventFilter(this);
 
   _bars = new QCPBars(_bars_plot->yAxis, _bars_plot->xAxis);  // horizontal, rows top to bottom like bcc
   _bars->setName("count");
@@ -221,17 +222,13 @@ void HistogramView::update_heatmap() {
 }
 
 bool HistogramView::eventFilter(QObject* watched, QEvent* event) {
+  if (event->type() == QEvent::PaletteChange)
+    if (auto* plot = qobject_cast<QCustomPlot*>(watched)) style_plot(plot), plot->replot(QCustomPlot::rpQueuedReplot);
   if (watched == _heat_plot && event->type() == QEvent::MouseMove) show_cell_tooltip(static_cast<QMouseEvent*>(event));
   return QWidget::eventFilter(watched, event);
 }
 
-void HistogramView::changeEvent(QEvent* event) {
-  if (event->type() == QEvent::PaletteChange) {
-    style_plot(_bars_plot);
-    style_plot(_heat_plot);
-  }
-  QWidget::changeEvent(event);
-}
+void HistogramView::changeEvent(QEvent* event) { QWidget::changeEvent(event); }
 
 void HistogramView::show_cell_tooltip(QMouseEvent* e) {
   const auto [from, to] = _heat_rows;
