@@ -70,17 +70,25 @@ double thread_cpu_ms() {
   return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) / 1e6;
 }
 
-void bench_replot() {
+// The dashboard as the main window shows it, on the whole run.
+struct Dashboard {
   ui::IntervalHistory history;
   ui::EventModel events;
-  ui::DashboardView view(history, events);
-  view.resize(1280, 760);
-  view.show();
-  view.set_window_s(0);
+  ui::DashboardView view{history, events};
+  Dashboard() {
+    view.resize(1280, 760);
+    view.show();
+    view.set_window_s(0);
+  }
+};
+
+void bench_replot() {
+  Dashboard d;
+  auto& [history, events, view] = d;
   const int64_t t0 = data::realtime_ns() - int64_t(replot_intervals) * second_ns;
   std::vector<stats::Snapshot> snaps;
   for (uint64_t i = 1; i <= replot_intervals; ++i) snaps.push_back(interval(i, t0, replot_queues, replot_workers));
-  history.add_history(snaps);
+  history.add_history(std::make_shared<const std::vector<stats::Snapshot>>(std::move(snaps)));
   while (history.size() < replot_intervals) QApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
   std::vector<stats::Event> marks;
   for (uint64_t i = 1; i <= 20; ++i) marks.push_back({i, t0 + int64_t(i * 90) * second_ns, "threading", R"({"mode":"poll"})"});
@@ -137,12 +145,8 @@ void bench_stall() {
   if (auto e = server.start(); !e.empty()) return (void)std::printf("stall: %s\n", e.c_str());
 
   ui::EngineSession session;
-  ui::IntervalHistory history;
-  ui::EventModel events;
-  ui::DashboardView view(history, events);
-  view.resize(1280, 760);
-  view.show();
-  view.set_window_s(0);
+  Dashboard d;
+  auto& [history, events, view] = d;
   QObject::connect(&session, &ui::EngineSession::history_loaded, &history, &ui::IntervalHistory::add_history);
   bool attached = false, loaded = false;
   QObject::connect(&session, &ui::EngineSession::attached, [&] { attached = true; });

@@ -18,7 +18,7 @@ void register_types() {
     qRegisterMetaType<std::vector<engine::ThreadInfo>>();
     qRegisterMetaType<std::vector<sys::CpuPlace>>();
     qRegisterMetaType<control::RpcOutcome>();
-    qRegisterMetaType<std::vector<stats::Snapshot>>();
+    qRegisterMetaType<ui::SnapshotBatch>();
     return true;
   }();
   (void)done;
@@ -108,15 +108,15 @@ uint64_t EngineSession::call(const QString& method, const nlohmann::json& params
 
 void EngineSession::request_history(int64_t from_ns, int64_t to_ns) {
   on_worker([this, from_ns, to_ns](Worker& w) {
-    std::vector<stats::Snapshot> out;
+    auto out = std::make_shared<std::vector<stats::Snapshot>>();
     if (w.client) {
       nlohmann::json params = {{"from_ns", from_ns}, {"to_ns", to_ns}};
       auto outcome = w.client->call("store.history", params);
       if (!outcome.error)
         for (const auto& j : outcome.result.value("intervals", nlohmann::json::array()))
-          out.push_back(control::snapshot_from_json(j));
+          out->push_back(control::snapshot_from_json(j));
     }
-    emit history_loaded(out);
+    emit history_loaded(std::move(out));
   });
 }
 

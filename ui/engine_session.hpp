@@ -20,6 +20,9 @@
 
 namespace ui {
 
+// Intervals read back from a store: shared, never copied (an hour of them is large).
+using SnapshotBatch = std::shared_ptr<const std::vector<stats::Snapshot>>;
+
 // What the title and status bar say about the engine shown.
 struct SessionStatus {
   QString kind;            // "embedded" | "remote" | "" (none)
@@ -70,7 +73,7 @@ class EngineSession : public QObject {
   void threads(const std::vector<engine::ThreadInfo>& threads);
   void topology(const std::vector<sys::CpuPlace>& cpus);
   void call_finished(quint64 ticket, const QString& method, const control::RpcOutcome& outcome);
-  void history_loaded(const std::vector<stats::Snapshot>& intervals);
+  void history_loaded(const ui::SnapshotBatch& intervals);
 
  private:
   struct Worker;
@@ -93,4 +96,4 @@ Q_DECLARE_METATYPE(std::vector<stats::Event>)
 Q_DECLARE_METATYPE(std::vector<engine::ThreadInfo>)
 Q_DECLARE_METATYPE(std::vector<sys::CpuPlace>)
 Q_DECLARE_METATYPE(control::RpcOutcome)
-Q_DECLARE_METATYPE(std::vector<stats::Snapshot>)
+Q_DECLARE_METATYPE(ui::SnapshotBatch)

@@ -118,12 +118,14 @@ void IntervalHistory::add_snapshot(const stats::Snapshot& s) {
   emit appended(static_cast<size_t>(at), 1);
 }
 
-void IntervalHistory::add_history(const std::vector<stats::Snapshot>& intervals) {
+void IntervalHistory::add_history(std::shared_ptr<const std::vector<stats::Snapshot>> intervals) {
+  if (!intervals) return;
   QPointer<IntervalHistory> self(this);
-  QThreadPool::globalInstance()->start([self, intervals] {
+  QThreadPool::globalInstance()->start([self, intervals = std::move(intervals)]() mutable {
     std::vector<BuiltRow> built;
-    built.reserve(intervals.size());
-    for (const auto& s : intervals) built.push_back(build_row(s));
+    built.reserve(intervals->size());
+    for (const auto& s : *intervals) built.push_back(build_row(s));
+    intervals.reset();  // the batch is freed here, not on the UI thread
     for (auto& b : built)
       for (auto& src : b.sources) src.hist = {};  // only names and titles travel back
     QMetaObject::invokeMethod(qApp, [self, built = std::move(built)]() mutable {

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -85,7 +86,7 @@ class IntervalHistory : public QAbstractTableModel {
   // Intervals read back from the store: those older than the oldest row are put in front.
   // The rows are built on a pool thread (an hour of intervals is a lot of percentiles); only
   // the insertion runs on this object's thread. history_added() follows.
-  void add_history(const std::vector<stats::Snapshot>& intervals);
+  void add_history(std::shared_ptr<const std::vector<stats::Snapshot>> intervals);
   void clear();
 
  signals:

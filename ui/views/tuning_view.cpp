@@ -168,12 +168,14 @@ void TuningView::sync_from_model() {
     if (auto* edit = qobject_cast<QLineEdit*>(row.editor); edit && v.is_string() && edit->text().toStdString() != v.get<std::string>())
       edit->setText(QString::fromStdString(v.get<std::string>()));
     const bool changed = v != _model->running(*row.field);
-    row.editor->setStyleSheet(changed ? "font-weight: bold;" : "");
+    QFont font = row.editor->font();  // edited, not applied yet: bold (a style sheet would stick to the spin box's line edit)
+    font.setBold(changed);
+    row.editor->setFont(font);
     const QString error = _model->error(*row.field);
     row.error->setText(error);
     row.error->setVisible(!error.isEmpty());
     row.editor->setProperty("invalid", !error.isEmpty());
-    if (!error.isEmpty()) row.editor->setStyleSheet("border: 2px solid #d03030;");
+    row.editor->setStyleSheet(error.isEmpty() ? QString() : "border: 2px solid #d03030;");
     const bool visible = mode.empty() || row.field->applies_to(mode);
     _form->setRowVisible(row.form_row, visible);
     _form->setRowVisible(row.form_row + 1, visible && !error.isEmpty());
