@@ -62,6 +62,7 @@ class UiSessionTest : public QObject {
   void tuning_apply_poll_one_thread_on_cpu1();
   void invalid_mask_refused_on_its_field();
   void screenshot_images_not_blank();
+  void history_scrolls_back_from_the_store();
 
  private:
   json call(const std::string& method, const json& params = nullptr);
@@ -287,6 +288,25 @@ void UiSessionTest::screenshot_images_not_blank() {
     QVERIFY2(colours.size() >= 8, qPrintable(f + ": " + QString::number(colours.size()) + " colours"));
     QVERIFY2(different > 2000, qPrintable(f + ": " + QString::number(different) + " non-background pixels"));
   }
+}
+
+// Attached to `serve --db`: the status bar reports the recording, and the dashboard can be
+// rebuilt from the stored intervals alone (store.history on the session's thread).
+void UiSessionTest::history_scrolls_back_from_the_store() {
+  if (!_serve) QSKIP("the embedded engine of this test records nothing");
+  QTRY_VERIFY_WITH_TIMEOUT(_window->session().status().recording, wait_ms);
+  QCOMPARE(_window->session().status().dropped_intervals, uint64_t{0});
+  const size_t live = _window->history().size();
+  const uint64_t newest = _window->history().row(live - 1).seq;
+  _window->history().clear();
+  QSignalSpy added(&_window->history(), &ui::IntervalHistory::history_added);
+  _window->session().request_history(0, 0);
+  QVERIFY(added.wait(wait_ms));
+  auto& history = _window->history();
+  QVERIFY2(history.size() + 5 >= live, qPrintable(QString("%1 stored of %2 seen").arg(history.size()).arg(live)));
+  for (size_t i = 1; i < history.size(); ++i) QCOMPARE(history.row(i).seq, history.row(i - 1).seq + 1);
+  QVERIFY(history.row(history.size() - 1).seq + 5 >= newest);
+  QCOMPARE(_window->dashboard()->graph("read IOPS")->data()->size(), int(history.size()));
 }
 
 QTEST_MAIN(UiSessionTest)

@@ -134,20 +134,24 @@ int DashboardView::marker_count(Panel p) const {
   return n;
 }
 
-void DashboardView::add_row(const IntervalRow& r) {
+void DashboardView::add_row(const IntervalRow& r, Points* batch) {
   const double t = r.time_s;
-  _graphs["read IOPS"]->addData(t, r.read_iops);
-  _graphs["write IOPS"]->addData(t, r.write_iops);
-  _graphs["read MiB/s"]->addData(t, r.read_mib_s);
-  _graphs["write MiB/s"]->addData(t, r.write_mib_s);
+  auto add = [batch](QCPGraph* g, double t, double v) {
+    if (batch) (*batch)[g].append(QCPGraphData(t, v));
+    else g->addData(t, v);
+  };
+  add(_graphs["read IOPS"], t, r.read_iops);
+  add(_graphs["write IOPS"], t, r.write_iops);
+  add(_graphs["read MiB/s"], t, r.read_mib_s);
+  add(_graphs["write MiB/s"], t, r.write_mib_s);
   const auto lat = [](double us) { return std::max(us, min_log_us); };
   if (r.commands) {  // no commands: no latency, a gap rather than a fake floor
-    _graphs["p50"]->addData(t, lat(r.p50_us));
-    _graphs["p99"]->addData(t, lat(r.p99_us));
-    _graphs["p99.9"]->addData(t, lat(r.p999_us));
-    _graphs["queue wait p99"]->addData(t, lat(r.queue_wait_p99_us));
+    add(_graphs["p50"], t, lat(r.p50_us));
+    add(_graphs["p99"], t, lat(r.p99_us));
+    add(_graphs["p99.9"], t, lat(r.p999_us));
+    add(_graphs["queue wait p99"], t, lat(r.queue_wait_p99_us));
   }
-  _graphs["connected queues"]->addData(t, r.queues);
+  add(_graphs["connected queues"], t, r.queues);
   for (const auto& w : r.workers) {
     const QString busy = QString::fromStdString(w.name) + " busy";
     QCPGraph* g = graph(busy);
@@ -156,8 +160,8 @@ void DashboardView::add_row(const IntervalRow& r) {
       g = add_graph(cpu_panel, busy, color);
       add_graph(cpu_panel, QString::fromStdString(w.name) + " idle-poll", color, Qt::DotLine);
     }
-    g->addData(t, w.busy_pct);
-    graph(QString::fromStdString(w.name) + " idle-poll")->addData(t, w.idle_poll_pct);
+    add(g, t, w.busy_pct);
+    add(graph(QString::fromStdString(w.name) + " idle-poll"), t, w.idle_poll_pct);
   }
 }
 
@@ -171,7 +175,10 @@ void DashboardView::rebuild() {
   for (auto& [name, g] : _graphs) g->data()->clear();
   _plot->clearItems();
   _marker_tips.clear();
-  for (size_t i = 0; i < _history.size(); ++i) add_row(_history.row(i));
+  // An hour of rows at once: each graph's points set in one go, not appended one by one.
+  Points batch;
+  for (size_t i = 0; i < _history.size(); ++i) add_row(_history.row(i), &batch);
+  for (auto& [g, points] : batch) g->data()->set(points, true);
   for (const auto& m : _events.markers()) add_marker(m);
   follow();
   _plot->replot(QCustomPlot::rpQueuedReplot);

@@ -4,6 +4,7 @@
 // per-thread CPU (busy solid, idle polling dashed), connected queues. Every event is a labelled
 // vertical marker on every plot, its text as tooltip. Draws IntervalHistory and EventModel; no
 // engine access of its own.
+#include <QVector>
 #include <QWidget>
 
 #include <map>
@@ -13,6 +14,7 @@
 class QCustomPlot;
 class QCPAxisRect;
 class QCPGraph;
+class QCPGraphData;
 class QMouseEvent;
 
 namespace ui {
@@ -58,7 +60,9 @@ class DashboardView : public QWidget {
   QCPGraph* add_graph(Panel p, const QString& name, int color, Qt::PenStyle style = Qt::SolidLine);
   void on_appended(size_t first, size_t count);
   void rebuild();
-  void add_row(const IntervalRow& r);
+  using Points = std::map<QCPGraph*, QVector<QCPGraphData>>;
+  // Adds r's points to the graphs, or to batch when given (set by the caller in one go).
+  void add_row(const IntervalRow& r, Points* batch = nullptr);
   void add_marker(const EventMarker& m);
   void on_markers_inserted(int first, int last);
   void follow();
