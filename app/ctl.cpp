@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/exit_code.hpp"
-#include "app/rpc_client.hpp"
+#include "engine/control/rpc_client.hpp"
 #include "engine/control/json_codec.hpp"
 #include "engine/control/rpc_server.hpp"
 #include "engine/stats/print.hpp"
@@ -70,7 +70,7 @@ void print_error(const std::string& method, const json& error) {
 }
 
 // The result of method, or nullopt after printing why there is none.
-std::optional<json> request(RpcClient& conn, const std::string& method, const json& params, int id) {
+std::optional<json> request(control::RpcClient& conn, const std::string& method, const json& params, int id) {
   json req = {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}};
   if (!params.is_null()) req["params"] = params;
   std::string error;
@@ -134,7 +134,7 @@ void print_watch_hist(const json& snap, const std::string& name, stats::Unit uni
   std::printf("%s\n", text.empty() ? "     (no samples)" : text.c_str());
 }
 
-int watch(RpcClient& conn, const CtlOptions& opts) {
+int watch(control::RpcClient& conn, const CtlOptions& opts) {
   std::optional<stats::Unit> unit = stats::parse_unit(opts.unit);
   const json params = {{"histograms", !opts.hist.empty()}};
   print_watch_header();
@@ -225,7 +225,7 @@ int run_ctl(const CtlOptions& opts) {
     }
   }
   const std::string path = opts.socket.empty() ? control::default_control_socket_path() : opts.socket;
-  RpcClient conn;
+  control::RpcClient conn;
   if (auto err = conn.open(path); !err.empty()) {
     std::fprintf(stderr, "nvmetune ctl: %s\n", err.c_str());
     return exit_failure;

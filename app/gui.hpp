@@ -9,4 +9,8 @@ namespace app {
 // arrives. Returns an exit code (exit_code.hpp).
 int run_gui(const control::Config& cfg);
 
+// `nvmetune --screenshot DIR`: renders every main view after a short built-in load and one
+// mode switch against an embedded engine on a free port (ui/screenshot.hpp). Exit code.
+int run_screenshot(const std::string& dir);
+
 }  // namespace app

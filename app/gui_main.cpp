@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdio>
 
 #include <QApplication>
 #include <QMessageBox>
@@ -12,10 +13,13 @@
 #include "app/gui.hpp"
 #include "app/serve.hpp"
 #include "ui/main_window.hpp"
+#include "ui/screenshot.hpp"
 
 namespace app {
 
 namespace {
+
+constexpr uint64_t screenshot_namespace_bytes = 64ull << 20;
 
 // Start-up errors as one message for a dialog.
 QString error_text(const std::vector<control::ConfigError>& errors) {
@@ -46,9 +50,10 @@ int run_gui(const control::Config& cfg) {
   static char* argv[] = {name, nullptr};
   QApplication qapp(argc, argv);
   QApplication::setApplicationName("nvmetune");
+  QApplication::setOrganizationName("nvmetune");
 
   engine::Engine engine(cfg);
-  ui::MainWindow window(engine);
+  ui::MainWindow window;
   engine.set_log_sink(tee(stderr_log_sink(), window.log_sink()));
   if (auto errors = engine.start(); !errors.empty()) {
     print_errors(errors);
@@ -65,12 +70,36 @@ int run_gui(const control::Config& cfg) {
       if (read(sfd, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) QApplication::quit();
     });
   }
+  window.attach_embedded(engine);
   window.show();
   const int rc = QApplication::exec();
   engine.stop();
   delete notifier;
   if (sfd >= 0) close(sfd);
   return rc == 0 ? exit_ok : exit_failure;
+}
+
+int run_screenshot(const std::string& dir) {
+  static int argc = 1;
+  static char name[] = "nvmetune";
+  static char* argv[] = {name, nullptr};
+  QApplication qapp(argc, argv);
+  QApplication::setApplicationName("nvmetune-screenshot");  // its own QSettings: not the user's layout
+  QApplication::setOrganizationName("nvmetune");
+  std::signal(SIGPIPE, SIG_IGN);
+  auto cfg = control::default_config();
+  cfg.listeners = {control::ListenerConfig{"tcp", "127.0.0.1", "0"}};  // any free port: 4420 may be taken
+  cfg.subsystems.front().namespaces.front().backend.size_bytes = screenshot_namespace_bytes;
+  ui::ScreenshotOptions opts;
+  opts.dir = QString::fromStdString(dir);
+  QString error;
+  const QStringList files = ui::take_screenshots(cfg, opts, error);
+  for (const auto& f : files) std::printf("%s\n", f.toUtf8().constData());
+  if (!error.isEmpty()) {
+    std::fprintf(stderr, "nvmetune: --screenshot: %s\n", error.toUtf8().constData());
+    return exit_failure;
+  }
+  return exit_ok;
 }
 
 }  // namespace app

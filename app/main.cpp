@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <string>
 #include <memory>
 #include <vector>
 
@@ -109,6 +110,12 @@ int main(int argc, char** argv) {
   cli.set_version_flag("--version", NVMETUNE_VERSION);
   bool headless = false;
   cli.add_flag("--headless", headless, "Never open the GUI, even when a display is available.");
+  std::string screenshot_dir;
+  cli.add_option("--screenshot", screenshot_dir,
+                 "Run a short built-in load against an embedded engine, switch the mode once, write every main "
+                 "view to DIR/<view>.png (and <view>-dark.png) and exit. Works without a display "
+                 "(QT_QPA_PLATFORM=offscreen).")
+      ->type_name("DIR");
   cli.require_subcommand(0, 1);
   cli.footer("Run `nvmetune SUBCOMMAND --help` for a subcommand's options.");
 
@@ -126,6 +133,14 @@ int main(int argc, char** argv) {
   }
   for (const auto& [cmd, run] : actions) {
     if (cmd->parsed()) return run();
+  }
+  if (!screenshot_dir.empty()) {
+#ifdef NVMETUNE_HAVE_GUI
+    return app::run_screenshot(screenshot_dir);
+#else
+    std::fprintf(stderr, "nvmetune: --screenshot needs the GUI (built with NVMETUNE_GUI=OFF)\n");
+    return app::exit_usage;
+#endif
   }
   return run_default(headless);
 }

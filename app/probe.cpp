@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "app/exit_code.hpp"
-#include "app/rpc_client.hpp"
+#include "engine/control/rpc_client.hpp"
 #include "engine/control/rpc_server.hpp"
 #include "engine/stats/print.hpp"
 #include "probes/bpf_support.hpp"
@@ -39,7 +39,7 @@ struct ProbeCliOptions {
 // One request over the control socket; prints the error and returns nullopt on failure.
 std::optional<json> call(const std::string& socket, const std::string& method, json params) {
   const std::string path = socket.empty() ? control::default_control_socket_path() : socket;
-  RpcClient conn;
+  control::RpcClient conn;
   if (auto err = conn.open(path); !err.empty()) {
     std::fprintf(stderr, "nvmetune probe: %s\n", err.c_str());
     return std::nullopt;

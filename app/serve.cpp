@@ -173,7 +173,8 @@ void print_banner(const engine::Engine& engine, const control::RpcServer* rpc) {
 // Starts the control socket next to engine. nullptr when disabled or when the default path is
 // taken (a warning); sets `fatal` when an explicitly given path could not be used.
 std::unique_ptr<control::RpcServer> start_control_socket(engine::Engine& engine, probes::ProbeSet& probe_set,
-                                                         const ControlSocketOptions& opts, bool& fatal) {
+                                                         const ControlSocketOptions& opts, bool& fatal,
+                                                         control::RpcMethodTable extra = {}) {
   fatal = false;
   if (!opts.enabled) return nullptr;
   control::RpcServerOptions ro;
@@ -182,6 +183,7 @@ std::unique_ptr<control::RpcServer> start_control_socket(engine::Engine& engine,
   ro.log = [log](std::string_view text) { log(engine::LogLevel::warning, text); };
   auto methods = control::make_engine_methods(engine, {NVMETUNE_VERSION, ro.path, std::chrono::steady_clock::now()});
   probes::add_probe_methods(methods, probe_set, engine);
+  methods.merge(extra);
   auto rpc = std::make_unique<control::RpcServer>(std::move(methods), ro);
   if (auto err = rpc->start(); !err.empty()) {
     fatal = !opts.path.empty();
@@ -297,7 +299,8 @@ int serve(const control::Config& cfg, const ControlSocketOptions& control, const
   }
   const uint64_t provider = engine.add_snapshot_provider([&probe_set](stats::Snapshot& s) { probe_set.collect_into(s); });
   bool fatal = false;
-  auto rpc = start_control_socket(engine, probe_set, control, fatal);
+  auto rpc = start_control_socket(engine, probe_set, control, fatal,
+                                  recorder ? recorder->methods() : control::RpcMethodTable{});
   if (fatal) {
     engine.stop();
     return exit_failure;

@@ -8,6 +8,7 @@
 
 #include "app/serve.hpp"
 #include "data/store/store.hpp"
+#include "data/store/store_methods.hpp"
 #include "data/store/writer.hpp"
 
 namespace CLI {
@@ -30,6 +31,8 @@ class Recorder {
   Recorder& operator=(const Recorder&) = delete;
 
   void print_banner() const;  // "nvmetune: recording run N to PATH" (stdout)
+  // The store's control methods over this run (store.runs, store.history).
+  control::RpcMethodTable methods() { return data::make_store_methods(*_store, _run, *_writer); }
 
  private:
   Recorder(engine::Engine& engine, std::unique_ptr<data::Store> store, int64_t run);

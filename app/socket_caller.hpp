@@ -1,11 +1,11 @@
 #pragma once
-// data::RpcCaller over a control socket (app::RpcClient): how `profile` and `experiment` reach a
+// data::RpcCaller over a control socket (control::RpcClient): how `profile` and `experiment` reach a
 // running engine through the same methods the in-process data::engine_caller serves.
 #include <string>
 
 #include <nlohmann/json.hpp>
 
-#include "app/rpc_client.hpp"
+#include "engine/control/rpc_client.hpp"
 #include "data/profile/profile_apply.hpp"
 
 namespace app {
@@ -18,7 +18,7 @@ class SocketCaller {
   data::RpcResult operator()(const std::string& method, const nlohmann::json& params);
 
  private:
-  RpcClient _client;
+  control::RpcClient _client;
   int _id = 0;
 };
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "app/exit_code.hpp"
-#include "app/rpc_client.hpp"
+#include "engine/control/rpc_client.hpp"
 #include "engine/control/rpc_server.hpp"
 #include "engine/system/steering_txn.hpp"
 
@@ -42,7 +42,7 @@ std::string socket_path(const SteerOptions& o) {
 // One request to the engine; nullopt after printing why (no engine, or the engine's error
 // with each field). `missing` is set when no engine answers on the socket.
 std::optional<json> call(const SteerOptions& o, const std::string& method, const json& params, bool* missing = nullptr) {
-  RpcClient client;
+  control::RpcClient client;
   if (auto err = client.open(socket_path(o)); !err.empty()) {
     if (missing) *missing = true;
     else std::fprintf(stderr, "nvmetune steer: %s\n", err.c_str());

@@ -1,142 +1,251 @@
+// The main window (main_window.hpp).
 #include "ui/main_window.hpp"
 
-#include <QDateTime>
-#include <QHeaderView>
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QComboBox>
+#include <QFileDialog>
+#include <QInputDialog>
 #include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
 #include <QPlainTextEdit>
-#include <QSplitter>
-#include <QTableView>
-#include <QVBoxLayout>
+#include <QSettings>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QToolBar>
 
 #include <qcustomplot.h>
 
+#include "ui/builtin_load.hpp"
 #include "ui/log_buffer.hpp"
-#include "ui/models/engine_stats_model.hpp"
+#include "ui/models/event_model.hpp"
+#include "ui/models/interval_history.hpp"
+#include "ui/views/dashboard_view.hpp"
+#include "ui/views/histogram_view.hpp"
+#include "ui/views/plot_style.hpp"
+#include "ui/views/tuning_view.hpp"
+
+#ifndef NVMETUNE_VERSION
+#define NVMETUNE_VERSION "dev"
+#endif
 
 namespace ui {
 
 namespace {
 
-constexpr int log_max_blocks = 2000;  // lines kept in the log view
-
-QString listener_text(const engine::Engine& engine) {
-  if (!engine.running()) return QObject::tr("Engine stopped.");
-  const auto cfg = engine.config();
-  QStringList lines;
-  for (const auto& l : engine.listeners()) {
-    lines << QObject::tr("Listening on %1 %2:%3")
-                 .arg(QString::fromStdString(l.trtype), QString::fromStdString(l.traddr))
-                 .arg(l.port);
-  }
-  if (lines.isEmpty()) lines << QObject::tr("No listeners.");
-  for (const auto& s : cfg.subsystems) {
-    const auto n = s.namespaces.size();
-    lines << QObject::tr("Subsystem %1: %2 namespace%3")
-                 .arg(QString::fromStdString(s.nqn)).arg(n).arg(n == 1 ? "" : "s");
-  }
-  const auto listeners = engine.listeners();
-  if (!listeners.empty() && !cfg.subsystems.empty()) {
-    const auto& l = listeners.front();
-    const QString addr = l.traddr == "0.0.0.0" ? QStringLiteral("127.0.0.1") : QString::fromStdString(l.traddr);
-    lines << QObject::tr("Connect: nvme connect -t tcp -a %1 -s %2 -n %3")
-                 .arg(addr).arg(l.port).arg(QString::fromStdString(cfg.subsystems.front().nqn));
-  }
-  return lines.join('\n');
-}
+constexpr int log_max_blocks = 5000;
+constexpr double window_seconds[] = {60, 5 * 60, 30 * 60, 0};
+const char* window_names[] = {"1 min", "5 min", "30 min", "whole run"};
+constexpr int default_window_index = 1;
 
 }  // namespace
 
-MainWindow::MainWindow(engine::Engine& engine, QWidget* parent)
-    : QMainWindow(parent), _engine(engine), _log_buffer(std::make_shared<LogBuffer>()) {
-  setWindowTitle(tr("nvmetune"));
-  _stats = new EngineStatsModel(engine, this);
+MainWindow::MainWindow(QWidget* parent)
+    : QMainWindow(parent), _session(std::make_unique<EngineSession>()), _log_buffer(std::make_shared<LogBuffer>()) {
+  setWindowTitle("nvmetune");
+  _history = new IntervalHistory(this);
+  _events = new EventModel(this);
+  _load = new BuiltinLoad(this);
+  connect(_session.get(), &EngineSession::snapshot, _history, &IntervalHistory::add_snapshot);
+  connect(_session.get(), &EngineSession::events, _events, &EventModel::add_events);
+  connect(_session.get(), &EngineSession::history_loaded, _history, &IntervalHistory::add_history);
+  connect(_session.get(), &EngineSession::attached, this, &MainWindow::on_attached);
+  connect(_session.get(), &EngineSession::status_changed, this, &MainWindow::on_status);
+  connect(_session.get(), &EngineSession::attach_failed, this, [this](const QString& error) {
+    statusBar()->showMessage("attach failed", 10'000);
+    QMessageBox::warning(this, "Attach", error);
+  });
 
-  _listeners = new QLabel(this);
-  _listeners->setObjectName("listeners");
-  _listeners->setTextInteractionFlags(Qt::TextSelectableByMouse);
-
-  _table = new QTableView(this);
-  _table->setObjectName("stats_table");
-  _table->setModel(_stats);
-  _table->verticalHeader()->hide();
-  _table->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
-
-  _log = new QPlainTextEdit(this);
+  _tabs = new QTabWidget(this);
+  _dashboard = new DashboardView(*_history, *_events, _tabs);
+  _histograms = new HistogramView(*_history, _tabs);
+  _tuning = new TuningView(*_session, _tabs);
+  _log = new QPlainTextEdit(_tabs);
   _log->setObjectName("log");
   _log->setReadOnly(true);
   _log->setMaximumBlockCount(log_max_blocks);
+  _tabs->addTab(_dashboard, "&Dashboard");
+  _tabs->addTab(_histograms, "&Histograms");
+  _tabs->addTab(_tuning, "&Tuning");
+  _tabs->addTab(_log, "&Log");
+  setCentralWidget(_tabs);
 
-  auto* split = new QSplitter(Qt::Vertical, this);
-  split->addWidget(_table);
-  split->addWidget(make_plot());
-  split->addWidget(_log);
-  split->setSizes({330, 220, 100});
-
-  auto* central = new QWidget(this);
-  auto* layout = new QVBoxLayout(central);
-  layout->addWidget(_listeners);
-  layout->addWidget(split, 1);
-  setCentralWidget(central);
-  resize(800, 700);
-
-  _timer.setInterval(refresh_interval_ms);
-  connect(&_timer, &QTimer::timeout, this, &MainWindow::refresh);
-  refresh();
+  build_menus();
+  build_status_bar();
+  connect(_load, &BuiltinLoad::finished, this, [this](const QString& text, bool ok) {
+    _load_action->setChecked(false);
+    _load_action->setText("Start load");
+    _log->appendPlainText(text);
+    statusBar()->showMessage(text, ok ? 10'000 : 0);
+  });
+  connect(_dashboard, &DashboardView::following_changed, this, [this](bool follow) { _pause->setChecked(!follow); });
+  _log_timer.setInterval(log_drain_ms);
+  connect(&_log_timer, &QTimer::timeout, this, [this] {
+    for (const auto& line : _log_buffer->drain()) _log->appendPlainText(QString::fromStdString(line));
+  });
+  _log_timer.start();
+  resize(1280, 800);
+  restore_settings();
 }
 
 MainWindow::~MainWindow() = default;
 
-QWidget* MainWindow::make_plot() {
-  _plot = new QCustomPlot(this);
-  _plot->setObjectName("iops_plot");
-  _plot->setMinimumHeight(180);
-  _plot->addGraph();
-  _plot->graph(0)->setName(tr("commands/s"));
-  auto ticker = QSharedPointer<QCPAxisTickerDateTime>::create();  // keys: seconds since the epoch
-  ticker->setDateTimeFormat("hh:mm:ss");
-  _plot->xAxis->setTicker(ticker);
-  _plot->yAxis->setLabel(tr("IOPS (commands/s)"));
-  const double now = QDateTime::currentMSecsSinceEpoch() / 1000.0;
-  _plot->xAxis->setRange(now - plot_window_seconds, now);
-  _plot->yAxis->setRange(0, 1);
-  return _plot;
+void MainWindow::build_menus() {
+  QMenu* file = menuBar()->addMenu("&File");
+  file->addAction("&Attach...", QKeySequence::Open, this, &MainWindow::ask_attach)
+      ->setStatusTip("Show an engine started with `nvmetune serve` through its control socket");
+  file->addAction("&Export current view...", QKeySequence("Ctrl+E"), this, &MainWindow::export_current_view);
+  file->addSeparator();
+  file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
+
+  QMenu* view = menuBar()->addMenu("&View");
+  for (int i = 0; i < _tabs->count(); ++i)
+    view->addAction(_tabs->tabText(i).remove('&'), QKeySequence(QString("Ctrl+%1").arg(i + 1)), this,
+                    [this, i] { _tabs->setCurrentIndex(i); });
+  view->addSeparator();
+  _pause = view->addAction("&Pause", QKeySequence("Space"));
+  _pause->setCheckable(true);
+  _pause->setToolTip("Stop following new intervals (zooming or panning a plot pauses too)");
+  connect(_pause, &QAction::toggled, this, [this](bool paused) { _dashboard->set_following(!paused); });
+  view->addAction("Load &history from the store", QKeySequence("Ctrl+H"), this, [this] {
+    const double oldest = _history->size() ? _history->row(0).time_s : 0;
+    _session->request_history(0, oldest > 0 ? static_cast<int64_t>(oldest * 1e9) - 1 : 0);
+  })->setToolTip("Scroll back: the intervals the attached engine recorded before this window saw it (serve --record)");
+
+  QToolBar* bar = addToolBar("Main");
+  bar->setObjectName("main_toolbar");
+  _load_action = bar->addAction("Start load");
+  _load_action->setCheckable(true);
+  _load_action->setShortcut(QKeySequence("Ctrl+L"));
+  _load_action->setToolTip("Built-in load: random 4 KiB reads (70 %) and writes, 2 queues x QD 16, against the "
+                           "shown engine's first listener (Ctrl+L)");
+  connect(_load_action, &QAction::triggered, this, &MainWindow::toggle_load);
+  bar->addSeparator();
+  bar->addWidget(new QLabel(" Window: ", bar));
+  _window_choice = new QComboBox(bar);
+  for (const char* name : window_names) _window_choice->addItem(name);
+  _window_choice->setToolTip("Time shown by the dashboard and the heatmaps");
+  connect(_window_choice, &QComboBox::currentIndexChanged, this, &MainWindow::set_window_index);
+  bar->addWidget(_window_choice);
+  bar->addAction(_pause);
+  QMenu* help = menuBar()->addMenu("&Help");
+  help->addAction("&About nvmetune", this, [this] {
+    QMessageBox::about(this, "About nvmetune",
+                       "nvmetune " NVMETUNE_VERSION "\nAn NVMe/TCP target with live tuning of its execution model.");
+  });
+}
+
+void MainWindow::build_status_bar() {
+  _engine_label = new QLabel("no engine", this);
+  _state_label = new QLabel(this);
+  _store_label = new QLabel(this);
+  statusBar()->addWidget(_engine_label);
+  statusBar()->addWidget(_state_label);
+  statusBar()->addPermanentWidget(_store_label);
+}
+
+void MainWindow::attach_embedded(engine::Engine& engine) {
+  _history->clear();
+  _events->clear();
+  _session->attach(control::make_embedded_client(engine, NVMETUNE_VERSION));
+}
+
+void MainWindow::attach_remote(const QString& path) {
+  _history->clear();
+  _events->clear();
+  _session->attach_remote(path);
+  QSettings().setValue("attach/last_socket", path);
 }
 
 engine::LogSink MainWindow::log_sink() const { return LogBuffer::sink(_log_buffer); }
 
-void MainWindow::refresh() {
-  _stats->refresh();
-  update_listeners();
-  update_plot();
-  drain_log();
+void MainWindow::ask_attach() {
+  bool ok = false;
+  const QString last = QSettings().value("attach/last_socket", "/run/nvmetune/nvmetune.sock").toString();
+  const QString path = QInputDialog::getText(this, "Attach to an engine",
+                                             "Control socket of `nvmetune serve` (an SSH-forwarded socket works too):",
+                                             QLineEdit::Normal, last, &ok);
+  if (ok && !path.isEmpty()) attach_remote(path);
 }
 
-void MainWindow::update_listeners() { _listeners->setText(listener_text(_engine)); }
-
-void MainWindow::update_plot() {
-  const double now = QDateTime::currentMSecsSinceEpoch() / 1000.0;
-  auto* graph = _plot->graph(0);
-  graph->addData(now, _stats->rate(EngineStatsModel::Counter::commands));
-  graph->data()->removeBefore(now - plot_window_seconds);
-  _plot->xAxis->setRange(now - plot_window_seconds, now);
-  bool found = false;
-  const QCPRange values = graph->getValueRange(found);
-  _plot->yAxis->setRange(0, found && values.upper > 0 ? values.upper * 1.1 : 1.0);
-  _plot->replot(QCustomPlot::rpQueuedReplot);
+void MainWindow::on_attached(const SessionStatus& s) {
+  if (s.kind == "remote") _history->clear(), _events->clear();
+  on_status(s);
+  _tuning->reload();
+  _log->appendPlainText("showing the " + s.kind + " engine (" + s.address + ")");
 }
 
-void MainWindow::drain_log() {
-  for (const auto& line : _log_buffer->drain()) _log->appendPlainText(QString::fromStdString(line));
+void MainWindow::on_status(const SessionStatus& s) {
+  const QString where = s.kind == "embedded" ? "embedded engine" : "remote engine " + s.address;
+  setWindowTitle("nvmetune - " + where);
+  _engine_label->setText(where + (s.traddr.isEmpty() ? "" : QString(" (listening on %1:%2)").arg(s.traddr).arg(s.port)));
+  QString state = !s.connected ? "disconnected: " + s.error : s.running ? "running, mode " + s.mode : "stopped";
+  _state_label->setText(state);
+  _store_label->setText(s.recording ? QString("store: recording, %1 dropped intervals, %2 write errors")
+                                          .arg(s.dropped_intervals)
+                                          .arg(s.write_errors)
+                                    : "store: not recording");
+  _store_label->setToolTip(s.recording ? "The engine records every interval (serve --record / --db)"
+                                       : "Start the engine with `nvmetune serve --record` to keep its history");
 }
 
-void MainWindow::showEvent(QShowEvent* event) {
-  QMainWindow::showEvent(event);
-  _timer.start();  // sample only while someone looks
+void MainWindow::toggle_load() {
+  if (_load->running()) {
+    _load->stop();
+    _load_action->setText("Stopping load...");
+    return;
+  }
+  const SessionStatus& s = _session->status();
+  if (s.traddr.isEmpty() || s.subnqn.isEmpty()) {
+    _load_action->setChecked(false);
+    return statusBar()->showMessage("no listener or subsystem to load yet", 5000);
+  }
+  initiator::Target target;
+  target.traddr = s.traddr.toStdString();
+  target.port = static_cast<uint16_t>(s.port);
+  target.subnqn = s.subnqn.toStdString();
+  _load->start(BuiltinLoad::default_spec(target));
+  _load_action->setChecked(true);
+  _load_action->setText("Stop load");
 }
 
-void MainWindow::hideEvent(QHideEvent* event) {
-  _timer.stop();
-  QMainWindow::hideEvent(event);
+void MainWindow::set_window_index(int index) {
+  if (index < 0 || index >= int(std::size(window_seconds))) return;
+  if (_window_choice->currentIndex() != index) _window_choice->setCurrentIndex(index);
+  _dashboard->set_window_s(window_seconds[index]);
+  _histograms->set_window_s(window_seconds[index]);
+}
+
+void MainWindow::export_current_view() {
+  QWidget* current = _tabs->currentWidget();
+  auto plots = current->findChildren<QCustomPlot*>();
+  if (plots.isEmpty()) return statusBar()->showMessage("this view has no plot to export", 5000);
+  for (auto* plot : plots) {
+    const QString path = QFileDialog::getSaveFileName(this, "Export " + plot->objectName(), plot->objectName() + ".png",
+                                                      "PNG image (*.png);;PDF document (*.pdf);;CSV data (*.csv)");
+    QString error;
+    if (!path.isEmpty() && !save_plot(plot, path, error)) QMessageBox::warning(this, "Export", error);
+  }
+}
+
+void MainWindow::restore_settings() {
+  QSettings settings;
+  restoreGeometry(settings.value("window/geometry").toByteArray());
+  restoreState(settings.value("window/state").toByteArray());
+  set_window_index(settings.value("window/time_window", default_window_index).toInt());
+  _tabs->setCurrentIndex(settings.value("window/tab", 0).toInt());
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  QSettings settings;
+  settings.setValue("window/geometry", saveGeometry());
+  settings.setValue("window/state", saveState());
+  settings.setValue("window/time_window", _window_choice->currentIndex());
+  settings.setValue("window/tab", _tabs->currentIndex());
+  _load->stop();
+  QMainWindow::closeEvent(event);
 }
 
 }  // namespace ui

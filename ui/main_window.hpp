@@ -1,63 +1,93 @@
 #pragma once
-// The placeholder main window (the GUI issue makes it real): the engine's listeners and how to
-// connect, a table of EngineStats counters, an IOPS plot of the last minute, and the engine log.
-// The window references an Engine it does not own; the engine must outlive the window.
+// The main window: one engine shown at a time (embedded in this process or attached over its
+// control socket), as a Dashboard, Histograms, Tuning and Log. Menus and shortcuts, the
+// built-in load on the toolbar, the time window and pause shared by the time views, a status
+// bar saying which engine is shown and how its recording is doing. Layout, the window choice
+// and the last attached socket are remembered (QSettings).
 #include <QMainWindow>
 #include <QTimer>
 
 #include <memory>
 
 #include "engine/control/engine.hpp"
+#include "ui/engine_session.hpp"
 
-class QCustomPlot;
+class QAction;
+class QComboBox;
 class QLabel;
 class QPlainTextEdit;
-class QTableView;
+class QTabWidget;
 
 namespace ui {
 
-class EngineStatsModel;
+class BuiltinLoad;
+class DashboardView;
+class EventModel;
+class HistogramView;
+class IntervalHistory;
 class LogBuffer;
+class TuningView;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
 
  public:
-  static constexpr int refresh_interval_ms = 1000;
-  static constexpr double plot_window_seconds = 60.0;
+  static constexpr int log_drain_ms = 500;
 
-  explicit MainWindow(engine::Engine& engine, QWidget* parent = nullptr);
+  explicit MainWindow(QWidget* parent = nullptr);
   ~MainWindow() override;
 
-  // A LogSink that shows engine log lines in this window. Safe to call from any thread and
-  // after the window is destroyed (lines are then dropped).
+  // Shows the engine in this process (it must outlive the window or the next attach).
+  void attach_embedded(engine::Engine& engine);
+  // Connects to a control socket on the session's thread; the status bar tells the outcome.
+  void attach_remote(const QString& path);
+
+  // A LogSink for the Log tab; safe from any thread, and after the window is gone.
   engine::LogSink log_sink() const;
 
-  EngineStatsModel* stats_model() const { return _stats; }
+  EngineSession& session() { return *_session; }
+  IntervalHistory& history() { return *_history; }
+  EventModel& events() { return *_events; }
+  DashboardView* dashboard() const { return _dashboard; }
+  HistogramView* histograms() const { return _histograms; }
+  TuningView* tuning() const { return _tuning; }
+  QTabWidget* tabs() const { return _tabs; }
+  BuiltinLoad& load() { return *_load; }
+  QLabel* engine_label() const { return _engine_label; }
 
  public slots:
-  // Samples the engine once: listeners, counters, plot, log. The timer calls it every second
-  // while the window is shown.
-  void refresh();
+  void toggle_load();
+  void set_window_index(int index);  // 0: 1 min, 1: 5 min, 2: 30 min, 3: whole run
 
  protected:
-  void showEvent(QShowEvent* event) override;
-  void hideEvent(QHideEvent* event) override;
+  void closeEvent(QCloseEvent* event) override;
 
  private:
-  QWidget* make_plot();
-  void update_listeners();
-  void update_plot();
-  void drain_log();
+  void build_menus();
+  void build_status_bar();
+  void on_attached(const SessionStatus& s);
+  void on_status(const SessionStatus& s);
+  void ask_attach();
+  void export_current_view();
+  void restore_settings();
 
-  engine::Engine& _engine;
+  std::unique_ptr<EngineSession> _session;
+  IntervalHistory* _history = nullptr;
+  EventModel* _events = nullptr;
+  BuiltinLoad* _load = nullptr;
   std::shared_ptr<LogBuffer> _log_buffer;
-  EngineStatsModel* _stats = nullptr;
-  QLabel* _listeners = nullptr;
-  QTableView* _table = nullptr;
-  QCustomPlot* _plot = nullptr;
+  QTabWidget* _tabs = nullptr;
+  DashboardView* _dashboard = nullptr;
+  HistogramView* _histograms = nullptr;
+  TuningView* _tuning = nullptr;
   QPlainTextEdit* _log = nullptr;
-  QTimer _timer;
+  QComboBox* _window_choice = nullptr;
+  QAction* _pause = nullptr;
+  QAction* _load_action = nullptr;
+  QLabel* _engine_label = nullptr;
+  QLabel* _state_label = nullptr;
+  QLabel* _store_label = nullptr;
+  QTimer _log_timer;
 };
 
 }  // namespace ui

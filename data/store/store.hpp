@@ -169,6 +169,10 @@ class Store {
   std::vector<CompareRow> compare(int64_t run_a, int64_t run_b);
   // Interval sequence numbers stored for the run, ascending (crash test, gaps = drops).
   std::vector<uint64_t> interval_seqs(int64_t run);
+  // The run's intervals in range rebuilt as snapshots of the engine totals (seq, time, mode,
+  // counters and the five latency histograms; no queues or workers), oldest first, at most
+  // max: what the GUI scrolls back into (history.cpp).
+  std::vector<stats::Snapshot> history(int64_t run, TimeRange range, size_t max);
 
   // ---- export (export.cpp): the whole run. False with error on no such run.
   bool export_csv(int64_t run, std::ostream& out, std::string& error);

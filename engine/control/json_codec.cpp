@@ -6,6 +6,7 @@
 #include <string>
 
 #include "engine/control/config.hpp"
+#include "engine/stats/cpu_split.hpp"
 #include "engine/stats/histogram_layout.hpp"
 
 namespace control {
@@ -50,7 +51,7 @@ json queue_json(const stats::QueueRow& q, bool buckets) {
 
 json worker_json(const stats::WorkerRow& w, uint64_t interval_ns) {
   const double busy = interval_ns ? 100.0 * static_cast<double>(w.cpu_ns) / static_cast<double>(interval_ns) : 0.0;
-  return {{"index", w.index},
+  json j = {{"index", w.index},
           {"tid", w.tid},
           {"name", w.name},
           {"cpus_allowed", format_cpu_list(w.cpus_allowed)},
@@ -61,6 +62,9 @@ json worker_json(const stats::WorkerRow& w, uint64_t interval_ns) {
           {"cpu_ns", w.cpu_ns},
           {"busy_pct", round_to(busy, 0.1)},
           {"queues", w.queues}};
+  const auto split = stats::cpu_split(w, interval_ns);
+  j.update({{"busy_ns", split.busy_ns}, {"idle_poll_ns", split.idle_poll_ns}, {"sleep_ns", split.sleep_ns}});
+  return j;
 }
 
 // The kernel's view of a thread's affinity: "Cpus_allowed_list:\t0-1".
@@ -149,6 +153,106 @@ json thread_json(const engine::ThreadInfo& t) {
           {"role", t.role},
           {"cpus", t.cpus.empty() ? std::string("all") : format_cpu_list(t.cpus)},
           {"cpus_allowed", cpus_allowed_of(t.tid)}};
+}
+
+namespace {
+
+void queue_from_json(const json& j, stats::QueueRow& q) {
+  q.queue_id = j.value("queue_id", uint64_t{0});
+  q.qid = j.value("qid", uint16_t{0});
+  q.cntlid = j.value("cntlid", uint16_t{0});
+  q.subnqn = j.value("subnqn", std::string());
+  q.peer = j.value("peer", std::string());
+  q.io_mechanism = j.value("io_mechanism", std::string());
+  q.worker = j.value("worker", -1);
+  q.commands = j.value("commands", uint64_t{0});
+  q.read_bytes = j.value("read_bytes", uint64_t{0});
+  q.write_bytes = j.value("write_bytes", uint64_t{0});
+  q.pdus_rx = j.value("pdus_rx", uint64_t{0});
+  q.pdus_tx = j.value("pdus_tx", uint64_t{0});
+  const std::pair<const char*, stats::HistogramData stats::QueueRow::*> histograms[] = {
+      {"queue_wait", &stats::QueueRow::queue_wait},       {"read_latency", &stats::QueueRow::read_latency},
+      {"write_latency", &stats::QueueRow::write_latency}, {"other_latency", &stats::QueueRow::other_latency},
+      {"backend_latency", &stats::QueueRow::backend_latency}};
+  for (const auto& [key, member] : histograms)
+    if (auto it = j.find(key); it != j.end() && it->is_object()) q.*member = histogram_from_json(*it);
+}
+
+std::vector<unsigned> cpus_of(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_string() || *it == "all") return {};
+  std::vector<unsigned> cpus;
+  parse_cpu_list(it->get<std::string>(), cpus);
+  return cpus;
+}
+
+}  // namespace
+
+stats::Snapshot snapshot_from_json(const json& j) {
+  stats::Snapshot s;
+  s.seq = j.value("seq", uint64_t{0});
+  s.time_ns = j.value("time_ns", int64_t{0});
+  s.interval_ns = j.value("interval_ns", uint64_t{0});
+  s.mode = j.value("mode", std::string());
+  if (auto it = j.find("total"); it != j.end() && it->is_object()) queue_from_json(*it, s.total);
+  for (const auto& q : j.value("queues", json::array())) queue_from_json(q, s.queues.emplace_back());
+  for (const auto& w : j.value("workers", json::array())) {
+    auto& row = s.workers.emplace_back();
+    row.index = w.value("index", 0u);
+    row.tid = w.value("tid", 0);
+    row.name = w.value("name", std::string());
+    row.cpus_allowed = cpus_of(w, "cpus_allowed");
+    row.io_work_passes = w.value("io_work_passes", uint64_t{0});
+    row.busy_passes = w.value("busy_passes", uint64_t{0});
+    row.idle_passes = w.value("idle_passes", uint64_t{0});
+    row.wakeups = w.value("wakeups", uint64_t{0});
+    row.cpu_ns = w.value("cpu_ns", uint64_t{0});
+    row.queues = w.value("queues", 0u);
+  }
+  return s;
+}
+
+stats::Event event_from_json(const json& j) {
+  stats::Event e;
+  e.seq = j.value("seq", uint64_t{0});
+  e.time_ns = j.value("time_ns", int64_t{0});
+  e.kind = j.value("kind", std::string());
+  auto it = j.find("detail");
+  e.detail_json = it == j.end() ? "{}" : it->is_string() ? it->get<std::string>() : it->dump();
+  return e;
+}
+
+engine::ThreadInfo thread_from_json(const json& j) {
+  engine::ThreadInfo t;
+  t.tid = j.value("tid", 0);
+  t.name = j.value("name", std::string());
+  t.role = j.value("role", std::string());
+  t.cpus = cpus_of(j, "cpus");
+  return t;
+}
+
+json topology_json(const sys::Topology& t) {
+  json cpus = json::array();
+  for (const auto& p : t.cpus())
+    cpus.push_back({{"cpu", p.cpu}, {"core", p.core}, {"cache", p.cache}, {"numa", p.numa},
+                    {"package", p.package}, {"cache_level", p.cache_level}, {"cache_bytes", p.cache_bytes}});
+  return {{"cpus", std::move(cpus)}, {"load_error", t.load_error()}};
+}
+
+sys::Topology topology_from_json(const json& j) {
+  std::vector<sys::CpuPlace> places;
+  for (const auto& c : j.value("cpus", json::array())) {
+    sys::CpuPlace p;
+    p.cpu = c.value("cpu", 0u);
+    p.core = c.value("core", 0u);
+    p.cache = c.value("cache", 0u);
+    p.numa = c.value("numa", 0u);
+    p.package = c.value("package", 0u);
+    p.cache_level = c.value("cache_level", 0u);
+    p.cache_bytes = c.value("cache_bytes", uint64_t{0});
+    places.push_back(p);
+  }
+  return sys::Topology(std::move(places));
 }
 
 }  // namespace control

@@ -7,6 +7,7 @@
 #include "engine/control/engine.hpp"
 #include "engine/stats/histogram_data.hpp"
 #include "engine/stats/snapshot.hpp"
+#include "engine/system/topology.hpp"
 
 namespace control {
 
@@ -25,5 +26,16 @@ nlohmann::json event_json(const stats::Event& e);
 // {tid, name, role, cpus, cpus_allowed}: cpus is what the engine asked for ("all" = any CPU),
 // cpus_allowed what the kernel applies now (/proc/self/task/TID/status; null if unreadable).
 nlohmann::json thread_json(const engine::ThreadInfo& t);
+
+// The decoders of a remote client (client.hpp): snapshot_json(s, true), event_json and
+// thread_json read back. Fields a server did not send keep their defaults.
+stats::Snapshot snapshot_from_json(const nlohmann::json& j);
+stats::Event event_from_json(const nlohmann::json& j);
+engine::ThreadInfo thread_from_json(const nlohmann::json& j);
+
+// {cpus: [{cpu, core, cache, numa, package, cache_level, cache_bytes}], load_error}: the machine
+// as hwloc sees it (topology.get).
+nlohmann::json topology_json(const sys::Topology& t);
+sys::Topology topology_from_json(const nlohmann::json& j);
 
 }  // namespace control

@@ -355,6 +355,18 @@ class Methods {
     return RpcOutcome::ok({{"restored", saved_json(r.done)}});
   }
 
+  RpcOutcome topology_get(const json& params) {
+    Params p(params, {});
+    if (!p.errors().empty()) return invalid_params(p.errors());
+    return RpcOutcome::ok(topology_json(sys::Topology::host()));
+  }
+
+  RpcOutcome tcp_get(const json& params) {
+    Params p(params, {});
+    if (!p.errors().empty()) return invalid_params(p.errors());
+    return RpcOutcome::ok(to_json(_engine.config().tcp));
+  }
+
  private:
   engine::Engine& _engine;
   ControlInfo _info;
@@ -404,6 +416,8 @@ RpcMethodTable make_engine_methods(engine::Engine& engine, ControlInfo info) {
       {"steering.plan", &Methods::steering_plan},
       {"steering.apply", &Methods::steering_apply},
       {"steering.revert", &Methods::steering_revert},
+      {"topology.get", &Methods::topology_get},
+      {"tcp.get", &Methods::tcp_get},
   };
   RpcMethodTable methods;
   for (const auto& [name, fn] : table) methods[name] = [m, fn = fn](const json& params) { return ((*m).*fn)(params); };

@@ -29,7 +29,9 @@ uint64_t unit_ns(Unit unit) {
 // bcc's log2l slot: 0 and 1 share row 0, then row i holds [2^i, 2^(i+1)).
 size_t row_of(uint64_t v) { return v < 2 ? 0 : static_cast<size_t>(std::bit_width(v)) - 1; }
 
-std::vector<uint64_t> collapse(const HistogramData& h, Unit unit) {
+}  // namespace
+
+std::vector<uint64_t> log2_rows(const HistogramData& h, Unit unit) {
   std::vector<uint64_t> rows(64, 0);
   uint64_t div = unit_ns(unit);
   for (size_t i = 0; i < h.counts.size(); ++i) {
@@ -39,6 +41,14 @@ std::vector<uint64_t> collapse(const HistogramData& h, Unit unit) {
   }
   return rows;
 }
+
+std::pair<uint64_t, uint64_t> log2_row_bounds(size_t row) {
+  uint64_t low = (uint64_t{1} << (row + 1)) >> 1, high = (uint64_t{1} << (row + 1)) - 1;
+  if (low == high) low -= 1;
+  return {low, high};
+}
+
+namespace {
 
 std::string stars(uint64_t val, uint64_t val_max, int width) {
   int n = static_cast<int>(std::min(val, val_max) * static_cast<uint64_t>(width) / val_max);
@@ -68,7 +78,7 @@ const char* unit_name(Unit unit) {
 
 std::string log2_hist(const HistogramData& h, Unit unit, bool strip_leading_zero) {
   if (h.count == 0 || h.counts.empty()) return {};
-  std::vector<uint64_t> rows = collapse(h, unit);
+  std::vector<uint64_t> rows = log2_rows(h, unit);
   size_t idx_min = rows.size(), idx_max = 0;
   uint64_t val_max = 0;
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -85,9 +95,9 @@ std::string log2_hist(const HistogramData& h, Unit unit, bool strip_leading_zero
                 wide ? 29 : 19, unit_name(unit));
   out += line;
   for (size_t i = strip_leading_zero ? idx_min : 0; i <= idx_max; ++i) {
-    unsigned long long low = (1ULL << (i + 1)) >> 1, high = (1ULL << (i + 1)) - 1;
-    if (low == high) low -= 1;
-    std::snprintf(line, sizeof line, "%*llu -> %-*llu : %-8llu |", label, low, label, high,
+    const auto [low, high] = log2_row_bounds(i);
+    std::snprintf(line, sizeof line, "%*llu -> %-*llu : %-8llu |", label, static_cast<unsigned long long>(low), label,
+                  static_cast<unsigned long long>(high),
                   static_cast<unsigned long long>(rows[i]));
     out += line;
     out += stars(rows[i], val_max, wide ? stars_max / 2 : stars_max);

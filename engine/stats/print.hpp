@@ -5,6 +5,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "engine/stats/histogram_data.hpp"
 
@@ -28,6 +30,11 @@ const char* unit_name(Unit unit);
 // midpoint). The fullest row gets 40 stars (20 when rows go beyond 32). strip_leading_zero
 // starts at the first non-empty row, like bcc's option of that name. Empty h: empty string.
 std::string log2_hist(const HistogramData& h, Unit unit, bool strip_leading_zero = false);
+
+// The rows log2_hist prints (64 of them, counts per row) and row i's "low -> high" bounds in
+// `unit`: what the GUI's histogram bars and heatmaps show, so they read like the terminal.
+std::vector<uint64_t> log2_rows(const HistogramData& h, Unit unit);
+std::pair<uint64_t, uint64_t> log2_row_bounds(size_t row);
 
 // "850ns", "12.3us", "4.56ms", "1.20s": three significant digits, the unit chosen by size.
 std::string format_duration(double ns);

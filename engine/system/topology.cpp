@@ -34,9 +34,9 @@ hwloc_obj_t last_level_cache(hwloc_obj_t pu) {
   return llc;
 }
 
-hwloc_obj_t ancestor_core(hwloc_obj_t pu) {
+hwloc_obj_t ancestor_of_type(hwloc_obj_t pu, hwloc_obj_type_t type) {
   for (hwloc_obj_t o = pu->parent; o != nullptr; o = o->parent)
-    if (o->type == HWLOC_OBJ_CORE) return o;
+    if (o->type == type) return o;
   return nullptr;
 }
 
@@ -54,17 +54,23 @@ class DenseIds {
 std::vector<CpuPlace> places_from_hwloc(hwloc_topology_t topo) {
   hwloc_const_cpuset_t allowed = hwloc_topology_get_allowed_cpuset(topo);
   const int nodes = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
-  DenseIds cores, caches;
+  DenseIds cores, caches, packages;
   std::vector<CpuPlace> out;
   for (hwloc_obj_t pu = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_PU, nullptr); pu != nullptr;
        pu = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_PU, pu)) {
     if (!hwloc_bitmap_isset(allowed, pu->os_index)) continue;
     CpuPlace p;
     p.cpu = pu->os_index;
-    hwloc_obj_t core = ancestor_core(pu);
+    hwloc_obj_t core = ancestor_of_type(pu, HWLOC_OBJ_CORE);
+    hwloc_obj_t package = ancestor_of_type(pu, HWLOC_OBJ_PACKAGE);
+    p.package = packages.of(package != nullptr ? package : nullptr);
     p.core = cores.of(core != nullptr ? core : pu);
     hwloc_obj_t llc = last_level_cache(pu);
     p.cache = caches.of(llc != nullptr ? llc : (core != nullptr ? core : pu));
+    if (llc != nullptr) {
+      p.cache_level = llc->attr->cache.depth;
+      p.cache_bytes = llc->attr->cache.size;
+    }
     for (int n = 0; n < nodes; ++n) {
       hwloc_obj_t node = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, unsigned(n));
       if (node->cpuset != nullptr && hwloc_bitmap_isset(node->cpuset, pu->os_index)) {

@@ -35,6 +35,9 @@ struct CpuPlace {
   unsigned core = 0;   // SMT siblings share it
   unsigned cache = 0;  // CPUs under one last-level cache share it
   unsigned numa = 0;   // CPUs of one NUMA node share it
+  unsigned package = 0;      // CPUs of one socket share it (the GUI's topology picker)
+  unsigned cache_level = 0;  // the last-level cache's level (3 = L3); 0 = unknown
+  uint64_t cache_bytes = 0;  // its size; 0 = unknown
 };
 
 class Topology {

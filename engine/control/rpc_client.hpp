@@ -1,12 +1,12 @@
 #pragma once
 // One client connection to an engine's control socket (README.md "Control socket"): a request
-// line out, a response line back. Used by `ctl` and `profile`.
+// line out, a response line back. Used by `ctl`, `profile` and the GUI's remote client (client.hpp).
 #include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
-namespace app {
+namespace control {
 
 class RpcClient {
  public:
@@ -28,4 +28,4 @@ class RpcClient {
   std::string _buffer;
 };
 
-}  // namespace app
+}  // namespace control

@@ -1,5 +1,5 @@
 // The control socket's client connection (rpc_client.hpp).
-#include "app/rpc_client.hpp"
+#include "engine/control/rpc_client.hpp"
 
 #include <poll.h>
 #include <sys/socket.h>
@@ -10,7 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace app {
+namespace control {
 
 namespace {
 
@@ -66,8 +66,9 @@ std::optional<json> RpcClient::call(const json& request, std::string& error) {
 }
 
 bool RpcClient::read_line(std::string& line, std::string& error) {
+  size_t scanned = 0;  // a long response arrives in many reads: look for the newline in new bytes only
   for (;;) {
-    if (auto nl = _buffer.find('\n'); nl != std::string::npos) {
+    if (auto nl = _buffer.find('\n', scanned); nl != std::string::npos) {
       line = _buffer.substr(0, nl);
       _buffer.erase(0, nl + 1);
       return true;
@@ -81,8 +82,9 @@ bool RpcClient::read_line(std::string& line, std::string& error) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return error = std::string("cannot read the response: ") + std::strerror(errno), false;
     if (n == 0) return error = "the server closed the connection without a response", false;
+    scanned = _buffer.size();
     _buffer.append(buf, static_cast<size_t>(n));
   }
 }
 
-}  // namespace app
+}  // namespace control

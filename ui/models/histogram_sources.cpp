@@ -1,0 +1,33 @@
+// The histogram sources of a snapshot (histogram_sources.hpp).
+#include "ui/models/histogram_sources.hpp"
+
+#include "engine/stats/print.hpp"
+
+namespace ui {
+
+std::vector<HistogramSource> histogram_sources(const stats::Snapshot& s) {
+  const auto& t = s.total;
+  return {
+      {"queue_wait", "Queue wait", "Readiness of a queue to the start of its io_work: the engine's own wqlat", t.queue_wait},
+      {"read_latency", "Read latency", "Read commands: capsule complete to response queued", t.read_latency},
+      {"write_latency", "Write latency", "Write commands: capsule complete to response queued", t.write_latency},
+      {"other_latency", "Other latency", "Other I/O and admin commands: capsule complete to response queued",
+       t.other_latency},
+      {"backend_latency", "Backend latency", "Backend submit to backend completion", t.backend_latency},
+  };
+}
+
+std::vector<uint64_t> log2_us_rows(const stats::HistogramData& h) {
+  auto rows = stats::log2_rows(h, stats::Unit::usecs);
+  // Everything beyond the last row shown (over an hour) counts in it.
+  for (size_t i = log2_rows_shown; i < rows.size(); ++i) rows[log2_rows_shown - 1] += rows[i];
+  rows.resize(log2_rows_shown);
+  return rows;
+}
+
+std::string log2_row_label(size_t row) {
+  const auto [low, high] = stats::log2_row_bounds(row);
+  return std::to_string(low) + " -> " + std::to_string(high) + " us";
+}
+
+}  // namespace ui

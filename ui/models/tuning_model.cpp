@@ -1,0 +1,157 @@
+// The tuning form's state and its calls (tuning_model.hpp).
+#include "ui/models/tuning_model.hpp"
+
+#include "data/profile/profile.hpp"
+#include "data/store/store.hpp"
+#include "engine/control/config_json.hpp"
+#include "ui/engine_session.hpp"
+
+namespace ui {
+
+namespace {
+
+using json = nlohmann::json;
+constexpr const char* sections[] = {"threading", "budgets"};
+
+}  // namespace
+
+TuningModel::TuningModel(EngineSession& session, QObject* parent) : QObject(parent), _session(session) {
+  connect(&_session, &EngineSession::call_finished, this, &TuningModel::on_call);
+}
+
+json TuningModel::running(const SettingField& f) const {
+  auto it = _running.find(f.section);
+  return it == _running.end() ? json() : it->second.value(f.key, json());
+}
+
+json TuningModel::value(const SettingField& f) const {
+  auto it = _edited.find(f.section);
+  return it == _edited.end() ? json() : it->second.value(f.key, json());
+}
+
+void TuningModel::set_value(const SettingField& f, json v) {
+  if (value(f) == v) return;
+  _edited[f.section][f.key] = std::move(v);
+  _errors.erase(f.path());
+  emit changed();
+}
+
+bool TuningModel::dirty() const { return _edited != _running; }
+
+std::string TuningModel::mode() const {
+  auto it = _edited.find("threading");
+  return it == _edited.end() ? std::string() : it->second.value("mode", std::string());
+}
+
+QString TuningModel::error(const SettingField& f) const {
+  auto it = _errors.find(f.path());
+  return it == _errors.end() ? QString() : it->second;
+}
+
+json TuningModel::edited(const std::string& section) const {
+  auto it = _edited.find(section);
+  return it == _edited.end() ? json::object() : it->second;
+}
+
+json TuningModel::diff(const std::string& section) const {
+  json out = json::object();
+  const json now = edited(section);
+  auto it = _running.find(section);
+  for (const auto& [key, v] : now.items())
+    if (it == _running.end() || it->second.value(key, json()) != v) out[key] = v;
+  return out;
+}
+
+void TuningModel::reload() {
+  for (const char* section : sections) _pending[_session.call(QString(section) + ".get", nullptr)] = std::string(section) + ".get";
+  emit changed();
+}
+
+void TuningModel::revert() {
+  _edited = _running;
+  _errors.clear();
+  emit changed();
+  reload();
+}
+
+void TuningModel::apply() {
+  _errors.clear();
+  // Budgets are checked by the engine's own parser before anything is sent: the only refusal
+  // left after threading.set succeeded would then be a budget the running engine refuses.
+  control::BudgetConfig b;
+  if (auto errors = control::parse_budgets(edited("budgets"), "params", b); !errors.empty()) {
+    json data = json::array();
+    for (const auto& e : errors) data.push_back({{"path", e.path}, {"message", e.message}});
+    keep_errors("budgets", data, "invalid budgets");
+    emit message("nothing applied: " + QString::fromStdString(errors.front().path + ": " + errors.front().message), true);
+    return emit changed();
+  }
+  _then_budgets = !diff("budgets").empty();
+  if (!diff("threading").empty()) send("threading");
+  else if (_then_budgets) send("budgets"), _then_budgets = false;
+  else emit message("nothing to apply: the form shows the running values", false);
+  emit changed();
+}
+
+void TuningModel::send(const std::string& section) {
+  _pending[_session.call(QString::fromStdString(section + ".set"), diff(section))] = section + ".set";
+}
+
+void TuningModel::keep_errors(const std::string& section, const json& data, const QString& message) {
+  bool placed = false;
+  for (const auto& e : data.is_array() ? data : json::array()) {
+    const std::string path = e.value("path", std::string());
+    const std::string text = e.value("message", std::string());
+    static constexpr std::string_view prefix = "params.";
+    const std::string key = path.compare(0, prefix.size(), prefix) == 0 ? path.substr(prefix.size()) : path;
+    _errors[section + "." + key] = QString::fromStdString(text + " (" + path + ")");
+    placed = true;
+  }
+  if (!placed) _errors[section] = message;
+}
+
+void TuningModel::on_call(quint64 ticket, const QString& method, const control::RpcOutcome& outcome) {
+  auto it = _pending.find(ticket);
+  if (it == _pending.end()) return;
+  const std::string step = it->second;
+  _pending.erase(it);
+  const std::string section = step.substr(0, step.find('.'));
+  if (outcome.error) {
+    keep_errors(section, outcome.error->data, QString::fromStdString(outcome.error->message));
+    _then_budgets = false;
+    emit message((step.ends_with(".set") ? "nothing applied: " : "") + QString::fromStdString(outcome.error->message), true);
+    return emit changed();
+  }
+  _running[section] = outcome.result;
+  _edited[section] = outcome.result;  // after a set: the engine's canonical form of what it applied
+  if (step == "threading.set" && _then_budgets) {
+    _then_budgets = false;
+    send("budgets");
+  } else if (step.ends_with(".set") && _pending.empty()) {
+    emit message(method + ": applied", false);
+    emit applied();
+  }
+  emit changed();
+}
+
+QString TuningModel::save_profile(const QString& name, const QString& description, const QString& db_path) {
+  if (auto problem = data::profile_name_problem(name.toStdString()); !problem.empty()) return QString::fromStdString(problem);
+  data::Profile p;
+  p.name = name.toStdString();
+  p.description = description.toStdString();
+  control::ThreadingConfig t;
+  control::BudgetConfig b;
+  auto errors = control::parse_threading(edited("threading"), "$.threading", t);
+  auto more = control::parse_budgets(edited("budgets"), "$.budgets", b);
+  errors.insert(errors.end(), more.begin(), more.end());
+  if (!errors.empty()) return QString::fromStdString(errors.front().path + ": " + errors.front().message);
+  p.threading = t;
+  p.budgets = b;
+  std::string error;
+  const std::string path = db_path.isEmpty() ? data::default_db_path() : db_path.toStdString();
+  auto store = data::Store::open(path, error);
+  if (!store || !store->save_profile(p.name, data::to_json(p).dump(), error)) return QString::fromStdString(error);
+  return {};
+}
+
+}  // namespace ui

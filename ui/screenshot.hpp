@@ -1,0 +1,25 @@
+#pragma once
+// `nvmetune --screenshot DIR`: a short built-in load against an embedded engine, one mode switch
+// through the tuning form, then every main view rendered to DIR/<view>.png (and
+// DIR/<view>-dark.png in the dark palette). For the README, CI and humans checking layout.
+#include <QString>
+#include <QStringList>
+
+#include "engine/control/config.hpp"
+
+namespace ui {
+
+struct ScreenshotOptions {
+  QString dir;
+  double load_s = 4;          // before the mode switch, and again after it
+  unsigned sample_ms = 250;   // sampler interval: enough intervals in a few seconds
+  std::string switch_to = "poll";
+};
+
+// Needs a QApplication. Returns the files written; error set (and a partial list) on failure.
+QStringList take_screenshots(const control::Config& cfg, const ScreenshotOptions& opts, QString& error);
+
+// The Fusion style with a dark or light palette (the app's --palette option).
+void apply_palette(bool dark);
+
+}  // namespace ui

@@ -1,0 +1,291 @@
+// The dashboard's plots (dashboard_view.hpp).
+#include "ui/views/dashboard_view.hpp"
+
+#include <QEvent>
+#include <QMouseEvent>
+#include <QToolTip>
+#include <QVBoxLayout>
+
+#include <qcustomplot.h>
+
+#include "ui/models/event_model.hpp"
+#include "ui/models/interval_history.hpp"
+#include "ui/views/plot_style.hpp"
+
+namespace ui {
+
+namespace {
+
+constexpr int marker_hover_px = 5;
+constexpr double marker_label_step = 0.14;  // of the panel's height
+constexpr size_t marker_label_rows = 4;
+constexpr double line_width = 1.5;
+constexpr size_t antialias_max_points = 600;
+constexpr int dimmed_alpha = 170;  // idle polling and queue wait: the same hue, lighter
+constexpr double min_log_us = 0.1;  // the latency axis' floor (log scale has no zero)
+constexpr double marker_label_top = 0.3;    // below the legend
+
+const char* panel_titles[DashboardView::panel_count] = {"IOPS", "MiB/s", "latency (us)", "CPU % of one core",
+                                                        "queues"};
+
+}  // namespace
+
+DashboardView::DashboardView(IntervalHistory& history, EventModel& events, QWidget* parent)
+    : QWidget(parent), _history(history), _events(events) {
+  _plot = new QCustomPlot(this);
+  _plot->setObjectName("dashboard");
+  _plot->setNoAntialiasingOnDrag(true);
+  // One polyline per graph instead of a segment each: the difference between ~1 s and a few ms
+  // for 30 minutes of 25 series.
+  _plot->setPlottingHint(QCP::phFastPolylines, true);
+  _plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+  _plot->installEventFilter(this);
+  _plot->setMouseTracking(true);
+  _plot->setAutoAddPlottableToLegend(false);  // each panel has its own legend
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(_plot);
+  build_panels();
+  add_export_menu(_plot);
+  connect(&_history, &IntervalHistory::appended, this, &DashboardView::on_appended);
+  connect(&_history, &IntervalHistory::reset_rows, this, &DashboardView::rebuild);
+  connect(&_events, &QAbstractItemModel::rowsInserted, this,
+          [this](const QModelIndex&, int first, int last) { on_markers_inserted(first, last); });
+  connect(&_events, &QAbstractItemModel::modelReset, this, &DashboardView::rebuild);
+  rebuild();
+}
+
+void DashboardView::build_panels() {
+  _plot->plotLayout()->clear();
+  auto* margins = new QCPMarginGroup(_plot);
+  QSharedPointer<QCPAxisTickerDateTime> time_ticker(new QCPAxisTickerDateTime);
+  time_ticker->setDateTimeFormat("hh:mm:ss");
+  for (int p = 0; p < panel_count; ++p) {
+    auto* rect = new QCPAxisRect(_plot);
+    _plot->plotLayout()->addElement(p, 0, rect);
+    rect->setMarginGroup(QCP::msLeft | QCP::msRight, margins);
+    rect->setRangeDrag(Qt::Horizontal);
+    rect->setRangeZoom(Qt::Horizontal);
+    rect->axis(QCPAxis::atBottom)->setTicker(time_ticker);
+    rect->axis(QCPAxis::atBottom)->setTickLabels(p == panel_count - 1);
+    rect->axis(QCPAxis::atLeft)->setLabel(panel_titles[p]);
+    auto* legend = new QCPLegend;
+    rect->insetLayout()->addElement(legend, Qt::AlignTop | Qt::AlignLeft);
+    legend->setLayer("legend");
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    legend->setWrap(6);
+    QFont f = legend->font();
+    f.setPointSizeF(f.pointSizeF() * 0.85);
+    legend->setFont(f);
+    _rects[p] = rect;
+    connect(rect->axis(QCPAxis::atBottom), qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
+            [this, p](const QCPRange& r) {
+              if (_syncing) return;
+              _syncing = true;
+              for (int q = 0; q < panel_count; ++q)
+                if (q != p) _rects[q]->axis(QCPAxis::atBottom)->setRange(r);
+              _syncing = false;
+            });
+  }
+  _plot->plotLayout()->setRowSpacing(2);
+  for (int p = 0; p < panel_count; ++p) _plot->plotLayout()->setRowStretchFactor(p, p == queues_panel ? 0.6 : 1.0);
+  auto* lat = _rects[latency_panel]->axis(QCPAxis::atLeft);
+  lat->setScaleType(QCPAxis::stLogarithmic);
+  lat->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+  _rects[queues_panel]->axis(QCPAxis::atBottom)->setLabel("time");
+  QSharedPointer<QCPAxisTickerFixed> whole(new QCPAxisTickerFixed);  // queues come whole
+  whole->setTickStep(1);
+  whole->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+  _rects[queues_panel]->axis(QCPAxis::atLeft)->setTicker(whole);
+  add_graph(iops_panel, "read IOPS", 0);
+  add_graph(iops_panel, "write IOPS", 1);
+  add_graph(mib_panel, "read MiB/s", 0);
+  add_graph(mib_panel, "write MiB/s", 1);
+  add_graph(latency_panel, "p50", 2);
+  add_graph(latency_panel, "p99", 1);
+  add_graph(latency_panel, "p99.9", 3);
+  add_graph(latency_panel, "queue wait p99", 4, Qt::DashLine);
+  add_graph(queues_panel, "connected queues", 9);
+  style_plot(_plot);
+}
+
+QCPGraph* DashboardView::add_graph(Panel p, const QString& name, int color, Qt::PenStyle style) {
+  auto* rect = _rects[p];
+  auto* g = _plot->addGraph(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
+  g->setName(name);
+  QColor c = series_color(color);
+  if (style != Qt::SolidLine) c.setAlpha(dimmed_alpha);  // dashed wide pens are slow in Qt's raster engine
+  g->setPen(QPen(c, line_width));
+  g->setAdaptiveSampling(true);
+  if (auto* legend = qobject_cast<QCPLegend*>(rect->insetLayout()->elementAt(0))) g->addToLegend(legend);
+  _graphs[name] = g;
+  return g;
+}
+
+QCPGraph* DashboardView::graph(const QString& name) const {
+  auto it = _graphs.find(name);
+  return it == _graphs.end() ? nullptr : it->second;
+}
+
+int DashboardView::marker_count(Panel p) const {
+  int n = 0;
+  for (int i = 0; i < _plot->itemCount(); ++i)
+    if (auto* line = qobject_cast<QCPItemStraightLine*>(_plot->item(i)); line && line->clipAxisRect() == _rects[p]) ++n;
+  return n;
+}
+
+void DashboardView::add_row(const IntervalRow& r, Points* batch) {
+  const double t = r.time_s;
+  auto add = [batch](QCPGraph* g, double t, double v) {
+    if (batch) (*batch)[g].append(QCPGraphData(t, v));
+    else g->addData(t, v);
+  };
+  add(_graphs["read IOPS"], t, r.read_iops);
+  add(_graphs["write IOPS"], t, r.write_iops);
+  add(_graphs["read MiB/s"], t, r.read_mib_s);
+  add(_graphs["write MiB/s"], t, r.write_mib_s);
+  const auto lat = [](double us) { return std::max(us, min_log_us); };
+  if (r.commands) {  // no commands: no latency, a gap rather than a fake floor
+    add(_graphs["p50"], t, lat(r.p50_us));
+    add(_graphs["p99"], t, lat(r.p99_us));
+    add(_graphs["p99.9"], t, lat(r.p999_us));
+    add(_graphs["queue wait p99"], t, lat(r.queue_wait_p99_us));
+  }
+  add(_graphs["connected queues"], t, r.queues);
+  for (const auto& w : r.workers) {
+    const QString busy = QString::fromStdString(w.name) + " busy";
+    QCPGraph* g = graph(busy);
+    if (!g) {
+      const int color = _cpu_graphs++;
+      g = add_graph(cpu_panel, busy, color);
+      add_graph(cpu_panel, QString::fromStdString(w.name) + " idle-poll", color, Qt::DotLine);
+    }
+    add(g, t, w.busy_pct);
+    add(graph(QString::fromStdString(w.name) + " idle-poll"), t, w.idle_poll_pct);
+  }
+}
+
+void DashboardView::on_appended(size_t first, size_t count) {
+  for (size_t i = first; i < first + count; ++i) add_row(_history.row(i));
+  follow();
+  _plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void DashboardView::rebuild() {
+  for (auto& [name, g] : _graphs) g->data()->clear();
+  _plot->clearItems();
+  _marker_tips.clear();
+  // An hour of rows at once: each graph's points set in one go, not appended one by one.
+  Points batch;
+  for (size_t i = 0; i < _history.size(); ++i) add_row(_history.row(i), &batch);
+  for (auto& [g, points] : batch) g->data()->set(points, true);
+  for (const auto& m : _events.markers()) add_marker(m);
+  follow();
+  _plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void DashboardView::on_markers_inserted(int first, int last) {
+  for (int i = first; i <= last; ++i) add_marker(_events.markers()[static_cast<size_t>(i)]);
+  _plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void DashboardView::add_marker(const EventMarker& m) {
+  const QColor color = marker_color();
+  for (int p = 0; p < panel_count; ++p) {
+    auto* line = new QCPItemStraightLine(_plot);
+    line->setClipAxisRect(_rects[p]);
+    for (auto* pos : {line->point1, line->point2}) pos->setAxes(_rects[p]->axis(QCPAxis::atBottom), _rects[p]->axis(QCPAxis::atLeft));
+    line->point1->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    line->point2->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    line->point1->setAxisRect(_rects[p]);
+    line->point2->setAxisRect(_rects[p]);
+    line->point1->setCoords(m.time_s, 0);
+    line->point2->setCoords(m.time_s, 1);
+    line->setPen(QPen(color, 1));
+  }
+  auto* label = new QCPItemText(_plot);
+  label->setClipAxisRect(_rects[0]);
+  label->position->setAxes(_rects[0]->axis(QCPAxis::atBottom), _rects[0]->axis(QCPAxis::atLeft));
+  label->position->setAxisRect(_rects[0]);
+  label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+  // Events come in bursts (a connect per queue): stagger the labels so they stay readable.
+  label->position->setCoords(m.time_s, marker_label_top + marker_label_step * double(_marker_tips.size() % marker_label_rows));
+  label->setPositionAlignment(Qt::AlignTop | Qt::AlignLeft);
+  label->setText(QString::fromStdString(m.label));
+  label->setColor(color);
+  label->setPadding(QMargins(3, 0, 0, 0));
+  _marker_tips.emplace_back(m.time_s, QString::fromStdString(m.tooltip));
+}
+
+void DashboardView::follow() {
+  if (!_following || _history.size() == 0) return;
+  const double last = _history.row(_history.size() - 1).time_s;
+  const double first = _history.row(0).time_s;
+  const double from = _window_s > 0 ? last - _window_s : first;
+  // Antialiasing doubles the cost of a replot; beyond a point per pixel or two it shows nothing.
+  const auto [lo_row, hi_row] = _history.rows_between(from, last);
+  _plot->setNotAntialiasedElements(hi_row - lo_row > antialias_max_points ? QCP::aePlottables : QCP::aeNone);
+  _rects[0]->axis(QCPAxis::atBottom)->setRange(from, last + 0.5);
+  for (int p = 0; p < panel_count; ++p) {
+    if (p == latency_panel) {
+      double lo = 1e300, hi = 0;
+      for (auto* g : _rects[p]->graphs()) {
+        bool found = false;
+        auto r = g->getValueRange(found, QCP::sdBoth, QCPRange(from, last + 1));
+        if (found) lo = std::min(lo, r.lower), hi = std::max(hi, r.upper);
+      }
+      if (hi > 0) _rects[p]->axis(QCPAxis::atLeft)->setRange(std::max(min_log_us, lo / 2), hi * 2);
+      continue;
+    }
+    double top = 1;
+    for (auto* g : _rects[p]->graphs()) {
+      bool found = false;
+      auto r = g->getValueRange(found, QCP::sdBoth, QCPRange(from, last + 1));
+      if (found) top = std::max(top, r.upper);
+    }
+    _rects[p]->axis(QCPAxis::atLeft)->setRange(0, top * 1.15);
+  }
+}
+
+void DashboardView::set_window_s(double seconds) {
+  _window_s = seconds;
+  set_following(true);
+}
+
+void DashboardView::set_following(bool follow_now) {
+  if (_following == follow_now) return;
+  _following = follow_now;
+  if (_following) {
+    follow();
+    _plot->replot();
+  }
+  emit following_changed(_following);
+}
+
+void DashboardView::restyle() {
+  style_plot(_plot);
+  _plot->replot();
+}
+
+void DashboardView::changeEvent(QEvent* event) { QWidget::changeEvent(event); }
+
+bool DashboardView::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == _plot) {
+    if (event->type() == QEvent::PaletteChange) restyle();  // the plot's own palette is the new one now
+    if (event->type() == QEvent::Wheel || event->type() == QEvent::MouseButtonPress) set_following(false);
+    if (event->type() == QEvent::MouseMove) show_marker_tooltip(static_cast<QMouseEvent*>(event));
+  }
+  return QWidget::eventFilter(watched, event);
+}
+
+void DashboardView::show_marker_tooltip(QMouseEvent* e) {
+  const QPointF pos = e->position();
+  QCPAxis* x = _rects[0]->axis(QCPAxis::atBottom);
+  QStringList tips;
+  for (const auto& [t, tip] : _marker_tips)
+    if (std::abs(x->coordToPixel(t) - pos.x()) <= marker_hover_px) tips << tip;
+  if (tips.isEmpty()) return QToolTip::hideText();
+  QToolTip::showText(e->globalPosition().toPoint(), tips.join("\n\n"), _plot);
+}
+
+}  // namespace ui

@@ -1,0 +1,83 @@
+#pragma once
+// The dashboard: stacked time plots on one shared time axis (zoom and pan move them all):
+// read/write IOPS, read/write MiB/s, command latency p50/p99/p99.9 with queue-wait p99,
+// per-thread CPU (busy solid, idle polling dashed), connected queues. Every event is a labelled
+// vertical marker on every plot, its text as tooltip. Draws IntervalHistory and EventModel; no
+// engine access of its own.
+#include <QVector>
+#include <QWidget>
+
+#include <map>
+#include <string>
+#include <vector>
+
+class QCustomPlot;
+class QCPAxisRect;
+class QCPGraph;
+class QCPGraphData;
+class QMouseEvent;
+
+namespace ui {
+
+class IntervalHistory;
+class EventModel;
+struct IntervalRow;
+struct EventMarker;
+
+class DashboardView : public QWidget {
+  Q_OBJECT
+
+ public:
+  enum Panel { iops_panel, mib_panel, latency_panel, cpu_panel, queues_panel, panel_count };
+
+  DashboardView(IntervalHistory& history, EventModel& events, QWidget* parent = nullptr);
+
+  QCustomPlot* plot() const { return _plot; }
+  QCPAxisRect* panel(Panel p) const { return _rects[p]; }
+  // The graph named `name` ("read IOPS", "p99", "nvmt-poll-0 busy", ...), or nullptr.
+  QCPGraph* graph(const QString& name) const;
+  // Marker lines drawn on panel p (one per event in view).
+  int marker_count(Panel p) const;
+  double window_s() const { return _window_s; }
+  bool following() const { return _following; }
+
+ public slots:
+  // Seconds shown up to the newest interval; 0 = the whole run.
+  void set_window_s(double seconds);
+  // Paused: new intervals are kept but the view stops moving (zooming or panning pauses too).
+  void set_following(bool follow);
+  void restyle();
+
+ signals:
+  void following_changed(bool follow);
+
+ protected:
+  bool eventFilter(QObject* watched, QEvent* event) override;
+  void changeEvent(QEvent* event) override;
+
+ private:
+  void build_panels();
+  QCPGraph* add_graph(Panel p, const QString& name, int color, Qt::PenStyle style = Qt::SolidLine);
+  void on_appended(size_t first, size_t count);
+  void rebuild();
+  using Points = std::map<QCPGraph*, QVector<QCPGraphData>>;
+  // Adds r's points to the graphs, or to batch when given (set by the caller in one go).
+  void add_row(const IntervalRow& r, Points* batch = nullptr);
+  void add_marker(const EventMarker& m);
+  void on_markers_inserted(int first, int last);
+  void follow();
+  void show_marker_tooltip(QMouseEvent* e);
+
+  IntervalHistory& _history;
+  EventModel& _events;
+  QCustomPlot* _plot = nullptr;
+  QCPAxisRect* _rects[panel_count] = {};
+  std::map<QString, QCPGraph*> _graphs;
+  int _cpu_graphs = 0;
+  std::vector<std::pair<double, QString>> _marker_tips;  // time, tooltip
+  double _window_s = 5 * 60;
+  bool _following = true;
+  bool _syncing = false;  // re-entrancy guard while one x-axis range is copied to the others
+};
+
+}  // namespace ui

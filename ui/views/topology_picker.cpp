@@ -1,0 +1,212 @@
+// Drawing and picking CPUs (topology_picker.hpp).
+#include "ui/views/topology_picker.hpp"
+
+#include <QMouseEvent>
+#include <QPainter>
+#include <QToolTip>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace ui {
+
+namespace {
+
+constexpr int title_h = 20;    // a box's title row
+constexpr int pad = 6;
+constexpr int cell_h = 46;     // one CPU: number, pinned threads, others
+constexpr int core_min_w = 120;
+
+QString bytes_text(uint64_t b) {
+  if (b >= (1u << 20)) return QString("%1 MiB").arg(b >> 20);
+  if (b >= 1024) return QString("%1 KiB").arg(b >> 10);
+  return b ? QString("%1 B").arg(b) : QString();
+}
+
+template <typename Key>
+std::map<unsigned, std::vector<sys::CpuPlace>> group(const std::vector<sys::CpuPlace>& cpus, Key key) {
+  std::map<unsigned, std::vector<sys::CpuPlace>> out;
+  for (const auto& c : cpus) out[key(c)].push_back(c);
+  return out;
+}
+
+std::vector<unsigned> cpu_numbers(const std::vector<sys::CpuPlace>& places) {
+  std::vector<unsigned> out;
+  for (const auto& p : places) out.push_back(p.cpu);
+  return out;
+}
+
+}  // namespace
+
+TopologyPicker::TopologyPicker(QWidget* parent) : QWidget(parent) {
+  setMouseTracking(true);
+  setToolTip("Click a CPU to add or remove it, drag across CPUs, click a title to take a whole core, cache, "
+             "node or package. Each CPU lists the engine threads pinned there.");
+}
+
+QSize TopologyPicker::sizeHint() const { return {420, std::max(_height, 200)}; }
+QSize TopologyPicker::minimumSizeHint() const { return {260, std::max(_height, 120)}; }
+
+void TopologyPicker::set_topology(const std::vector<sys::CpuPlace>& cpus) {
+  _cpus = cpus;
+  layout_boxes();
+  updateGeometry();
+  update();
+}
+
+void TopologyPicker::set_threads(const std::vector<engine::ThreadInfo>& threads) {
+  _threads = threads;
+  update();
+}
+
+void TopologyPicker::set_mask(const std::vector<unsigned>& cpus) {
+  _mask = cpus.empty() ? cpu_numbers(_cpus) : cpus;
+  std::sort(_mask.begin(), _mask.end());
+  update();
+}
+
+bool TopologyPicker::selected(unsigned cpu) const { return std::binary_search(_mask.begin(), _mask.end(), cpu); }
+
+void TopologyPicker::set_selected(const std::vector<unsigned>& cpus, bool on) {
+  std::set<unsigned> mask(_mask.begin(), _mask.end());
+  for (unsigned c : cpus) on ? (void)mask.insert(c) : (void)mask.erase(c);
+  std::vector<unsigned> next(mask.begin(), mask.end());
+  if (next == _mask) return;
+  _mask = std::move(next);
+  update();
+  emit mask_edited(_mask);
+}
+
+QPoint TopologyPicker::cpu_center(unsigned cpu) const {
+  for (const auto& c : _cells)
+    if (c.cpu == cpu) return c.rect.center();
+  return {-1, -1};
+}
+
+void TopologyPicker::resizeEvent(QResizeEvent* event) {
+  layout_boxes();
+  QWidget::resizeEvent(event);
+}
+
+// Packages stacked, NUMA nodes side by side, caches stacked, cores in a grid, SMT siblings
+// stacked inside their core.
+void TopologyPicker::layout_boxes() {
+  _boxes.clear();
+  _cells.clear();
+  int y = 0;
+  const int width = std::max(this->width(), core_min_w + 4 * pad);
+  for (const auto& [pkg, pkg_cpus] : group(_cpus, [](const sys::CpuPlace& c) { return c.package; })) {
+    const int pkg_top = y;
+    Box package{{}, QString("Package %1").arg(pkg), cpu_numbers(pkg_cpus), 0};
+    const auto nodes = group(pkg_cpus, [](const sys::CpuPlace& c) { return c.numa; });
+    const int node_w = (width - 2 * pad) / int(nodes.size());
+    int x = pad, tallest = 0;
+    for (const auto& [node, node_cpus] : nodes) {
+      int ny = pkg_top + title_h;
+      const int node_top = ny;
+      ny += title_h;
+      for (const auto& [cache, cache_cpus] : group(node_cpus, [](const sys::CpuPlace& c) { return c.cache; })) {
+        const int cache_top = ny;
+        const auto& first = cache_cpus.front();
+        QString title = first.cache_level ? QString("L%1 %2").arg(first.cache_level).arg(bytes_text(first.cache_bytes))
+                                          : QString("cache %1").arg(cache);
+        const auto cores = group(cache_cpus, [](const sys::CpuPlace& c) { return c.core; });
+        const int inner_w = node_w - 4 * pad;
+        const int cols = std::max(1, std::min(int(cores.size()), inner_w / core_min_w));
+        const int core_w = inner_w / cols;
+        int i = 0, row_h = 0, cy = cache_top + title_h;
+        for (const auto& [core, core_cpus] : cores) {
+          const int cx = x + 2 * pad + (i % cols) * core_w;
+          if (i > 0 && i % cols == 0) cy += row_h, row_h = 0;
+          const int h = title_h + int(core_cpus.size()) * cell_h + pad;
+          _boxes.push_back({QRect(cx, cy, core_w - pad, h), QString("core %1").arg(core), cpu_numbers(core_cpus), 3});
+          for (size_t k = 0; k < core_cpus.size(); ++k)
+            _cells.push_back({QRect(cx + pad, cy + title_h + int(k) * cell_h, core_w - 3 * pad, cell_h - 4), core_cpus[k].cpu});
+          row_h = std::max(row_h, h + pad);
+          ++i;
+        }
+        ny = cy + row_h + pad;
+        _boxes.push_back({QRect(x + pad, cache_top, node_w - 2 * pad, ny - cache_top), title, cpu_numbers(cache_cpus), 2});
+        ny += pad;
+      }
+      _boxes.push_back({QRect(x, node_top, node_w - pad, ny - node_top), QString("NUMA node %1").arg(node),
+                        cpu_numbers(node_cpus), 1});
+      tallest = std::max(tallest, ny - pkg_top);
+      x += node_w;
+    }
+    package.rect = QRect(0, pkg_top, width - 1, tallest + pad);
+    _boxes.push_back(package);
+    y = pkg_top + tallest + 2 * pad;
+  }
+  std::sort(_boxes.begin(), _boxes.end(), [](const Box& a, const Box& b) { return a.depth < b.depth; });
+  _height = y;
+}
+
+QString TopologyPicker::cell_text(unsigned cpu) const {
+  QStringList pinned;
+  int others = 0;
+  for (const auto& t : _threads) {
+    if (t.cpus.size() == 1 && t.cpus.front() == cpu) pinned << QString::fromStdString(t.name);
+    else if (t.cpus.empty() || std::find(t.cpus.begin(), t.cpus.end(), cpu) != t.cpus.end()) ++others;
+  }
+  QString text = QString("CPU %1").arg(cpu);
+  if (!pinned.isEmpty()) text += "\n" + pinned.join(", ");
+  if (others) text += QString("\n%1 more engine thread%2 may run here").arg(others).arg(others > 1 ? "s" : "");
+  return text;
+}
+
+void TopologyPicker::paintEvent(QPaintEvent*) {
+  QPainter p(this);
+  const QPalette pal = palette();
+  p.fillRect(rect(), pal.color(QPalette::Window));
+  p.setRenderHint(QPainter::Antialiasing);
+  for (const auto& b : _boxes) {
+    QColor fill = pal.color(QPalette::Base);
+    if (b.depth % 2) fill = pal.color(QPalette::AlternateBase);
+    p.setPen(QPen(pal.color(QPalette::Mid)));
+    p.setBrush(fill);
+    p.drawRoundedRect(b.rect, 4, 4);
+    p.setPen(pal.color(QPalette::WindowText));
+    p.drawText(b.rect.adjusted(pad, 2, -pad, 0), Qt::AlignLeft | Qt::AlignTop, b.title);
+  }
+  QFont small = font();
+  small.setPointSizeF(small.pointSizeF() * 0.85);
+  for (const auto& c : _cells) {
+    const bool on = selected(c.cpu);
+    p.setPen(QPen(on ? pal.color(QPalette::Highlight).darker(130) : pal.color(QPalette::Mid), on ? 2 : 1));
+    p.setBrush(on ? pal.color(QPalette::Highlight) : pal.color(QPalette::Button));
+    p.drawRoundedRect(c.rect, 3, 3);
+    p.setPen(on ? pal.color(QPalette::HighlightedText) : pal.color(QPalette::ButtonText));
+    p.setFont(small);
+    p.drawText(c.rect.adjusted(4, 2, -4, -2), Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap, cell_text(c.cpu));
+  }
+}
+
+void TopologyPicker::mousePressEvent(QMouseEvent* event) {
+  const QPoint pos = event->position().toPoint();
+  for (const auto& c : _cells)
+    if (c.rect.contains(pos)) {
+      _dragging = true;
+      _drag_on = !selected(c.cpu);
+      return set_selected({c.cpu}, _drag_on);
+    }
+  for (auto it = _boxes.rbegin(); it != _boxes.rend(); ++it)  // innermost first
+    if (QRect(it->rect.topLeft(), QSize(it->rect.width(), title_h)).contains(pos)) {
+      const bool all = std::all_of(it->cpus.begin(), it->cpus.end(), [this](unsigned c) { return selected(c); });
+      return set_selected(it->cpus, !all);
+    }
+}
+
+void TopologyPicker::mouseMoveEvent(QMouseEvent* event) {
+  const QPoint pos = event->position().toPoint();
+  for (const auto& c : _cells)
+    if (c.rect.contains(pos)) {
+      if (_dragging) set_selected({c.cpu}, _drag_on);
+      return;
+    }
+}
+
+void TopologyPicker::mouseReleaseEvent(QMouseEvent*) { _dragging = false; }
+
+}  // namespace ui

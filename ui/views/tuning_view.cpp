@@ -1,0 +1,201 @@
+// The generated tuning form (tuning_view.hpp).
+#include "ui/views/tuning_view.hpp"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QInputDialog>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QVBoxLayout>
+
+#include "engine/control/config.hpp"
+#include "ui/engine_session.hpp"
+#include "ui/models/settings_description.hpp"
+#include "ui/models/tuning_model.hpp"
+#include "ui/views/topology_picker.hpp"
+
+namespace ui {
+
+namespace {
+
+using json = nlohmann::json;
+
+QString error_style() { return "color: #d03030;"; }
+
+}  // namespace
+
+TuningView::TuningView(EngineSession& session, QWidget* parent) : QWidget(parent) {
+  _model = new TuningModel(session, this);
+  auto* form_box = new QWidget(this);
+  _form = new QFormLayout(form_box);
+  _form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  std::string section;
+  for (const auto& f : settings_description()) {
+    if (f.section != section) {
+      section = f.section;
+      auto* heading = new QLabel("<b>" + QString::fromStdString(section == "threading" ? "Execution model" : "Budgets (per io_work)") + "</b>", form_box);
+      _form->addRow(heading);
+    }
+    Row row{&f, make_editor(f), new QLabel(form_box), 0};
+    row.editor->setToolTip(QString::fromStdString(f.help));
+    row.error->setStyleSheet(error_style());
+    row.error->setWordWrap(true);
+    row.error->hide();
+    auto* label = new QLabel(QString::fromStdString(f.label), form_box);
+    label->setToolTip(QString::fromStdString(f.help));
+    _form->addRow(label, row.editor);
+    row.form_row = _form->rowCount() - 1;
+    _form->addRow("", row.error);
+    _rows[f.path()] = row;
+  }
+  auto* scroll = new QScrollArea(this);
+  scroll->setWidget(form_box);
+  scroll->setWidgetResizable(true);
+
+  _apply = new QPushButton("&Apply live", this);
+  _apply->setShortcut(QKeySequence("Ctrl+Return"));
+  _apply->setToolTip("Send what changed to the engine; it switches while hosts run I/O (Ctrl+Return)");
+  _revert = new QPushButton("&Revert", this);
+  _revert->setToolTip("Discard the edits and show the running values");
+  _save = new QPushButton("&Save as profile...", this);
+  _save->setToolTip("Store these settings as a tuning profile (`nvmetune profile list` shows it)");
+  _message = new QLabel(this);
+  _message->setWordWrap(true);
+  auto* buttons = new QHBoxLayout;
+  buttons->addWidget(_apply);
+  buttons->addWidget(_revert);
+  buttons->addWidget(_save);
+  buttons->addStretch(1);
+
+  auto* left = new QWidget(this);
+  auto* left_layout = new QVBoxLayout(left);
+  left_layout->setContentsMargins(0, 0, 0, 0);
+  left_layout->addWidget(scroll, 1);
+  left_layout->addLayout(buttons);
+  left_layout->addWidget(_message);
+
+  _picker = new TopologyPicker(this);
+  auto* picker_box = new QGroupBox("CPU topology: pick the worker mask", this);
+  auto* picker_layout = new QVBoxLayout(picker_box);
+  auto* picker_scroll = new QScrollArea(picker_box);
+  picker_scroll->setWidget(_picker);
+  picker_scroll->setWidgetResizable(true);
+  picker_layout->addWidget(picker_scroll);
+
+  auto* split = new QSplitter(this);
+  split->addWidget(left);
+  split->addWidget(picker_box);
+  split->setStretchFactor(0, 2);
+  split->setStretchFactor(1, 3);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->addWidget(split);
+
+  connect(_apply, &QPushButton::clicked, _model, &TuningModel::apply);
+  connect(_revert, &QPushButton::clicked, _model, &TuningModel::revert);
+  connect(_save, &QPushButton::clicked, this, &TuningView::save_as_profile);
+  connect(_model, &TuningModel::changed, this, &TuningView::sync_from_model);
+  connect(_model, &TuningModel::message, this, [this](const QString& text, bool error) {
+    _message->setStyleSheet(error ? error_style() : QString());
+    _message->setText(text);
+  });
+  connect(&session, &EngineSession::topology, _picker, &TopologyPicker::set_topology);
+  connect(&session, &EngineSession::threads, _picker, &TopologyPicker::set_threads);
+  connect(_picker, &TopologyPicker::mask_edited, this, [this](const std::vector<unsigned>& cpus) {
+    _model->set_value(*_rows.at("threading.cpumask").field, cpus.empty() ? std::string("") : control::format_cpu_list(cpus));
+  });
+  sync_from_model();
+}
+
+QWidget* TuningView::make_editor(const SettingField& f) {
+  using K = SettingField::Kind;
+  switch (f.kind) {
+    case K::choice: {
+      auto* box = new QComboBox(this);
+      for (const auto& c : f.choices) box->addItem(QString::fromStdString(c));
+      connect(box, &QComboBox::currentTextChanged, this, [this, &f](const QString& v) { _model->set_value(f, v.toStdString()); });
+      return box;
+    }
+    case K::integer: {
+      auto* spin = new QSpinBox(this);
+      spin->setRange(int(f.min), int(std::min<int64_t>(f.max, INT32_MAX)));
+      spin->setKeyboardTracking(false);
+      connect(spin, &QSpinBox::valueChanged, this, [this, &f](int v) { _model->set_value(f, v); });
+      return spin;
+    }
+    case K::boolean: {
+      auto* check = new QCheckBox(this);
+      connect(check, &QCheckBox::toggled, this, [this, &f](bool v) { _model->set_value(f, v); });
+      return check;
+    }
+    case K::cpumask: {
+      auto* edit = new QLineEdit(this);
+      edit->setPlaceholderText("all, or a list such as 0-3,6");
+      connect(edit, &QLineEdit::textEdited, this, [this, &f](const QString& v) { _model->set_value(f, v.toStdString()); });
+      return edit;
+    }
+  }
+  return nullptr;
+}
+
+QWidget* TuningView::field(const std::string& path) const {
+  auto it = _rows.find(path);
+  return it == _rows.end() ? nullptr : it->second.editor;
+}
+
+QLabel* TuningView::field_error(const std::string& path) const {
+  auto it = _rows.find(path);
+  return it == _rows.end() ? nullptr : it->second.error;
+}
+
+void TuningView::reload() { _model->reload(); }
+
+void TuningView::sync_from_model() {
+  const std::string mode = _model->mode();
+  for (auto& [path, row] : _rows) {
+    const json v = _model->value(*row.field);
+    QSignalBlocker block(row.editor);
+    if (auto* box = qobject_cast<QComboBox*>(row.editor); box && v.is_string()) box->setCurrentText(QString::fromStdString(v.get<std::string>()));
+    if (auto* spin = qobject_cast<QSpinBox*>(row.editor); spin && v.is_number()) spin->setValue(v.get<int>());
+    if (auto* check = qobject_cast<QCheckBox*>(row.editor); check && v.is_boolean()) check->setChecked(v.get<bool>());
+    if (auto* edit = qobject_cast<QLineEdit*>(row.editor); edit && v.is_string() && edit->text().toStdString() != v.get<std::string>())
+      edit->setText(QString::fromStdString(v.get<std::string>()));
+    const bool changed = v != _model->running(*row.field);
+    QFont font = row.editor->font();  // edited, not applied yet: bold (a style sheet would stick to the spin box's line edit)
+    font.setBold(changed);
+    row.editor->setFont(font);
+    const QString error = _model->error(*row.field);
+    row.error->setText(error);
+    row.error->setVisible(!error.isEmpty());
+    row.editor->setProperty("invalid", !error.isEmpty());
+    row.editor->setStyleSheet(error.isEmpty() ? QString() : "border: 2px solid #d03030;");
+    const bool visible = mode.empty() || row.field->applies_to(mode);
+    _form->setRowVisible(row.form_row, visible);
+    _form->setRowVisible(row.form_row + 1, visible && !error.isEmpty());
+  }
+  if (const json mask = _model->value(*_rows.at("threading.cpumask").field); mask.is_string()) {
+    std::vector<unsigned> cpus;
+    if (mask == "all" || control::parse_cpu_list(mask.get<std::string>(), cpus)) _picker->set_mask(cpus);
+  }
+  _apply->setEnabled(_model->dirty() && !_model->busy());
+  _revert->setEnabled(_model->dirty());
+}
+
+void TuningView::save_as_profile() {
+  bool ok = false;
+  const QString name = QInputDialog::getText(this, "Save as profile", "Profile name ([A-Za-z0-9._-], up to 64):",
+                                             QLineEdit::Normal, "", &ok);
+  if (!ok || name.isEmpty()) return;
+  const QString error = _model->save_profile(name, "saved from the nvmetune GUI");
+  _message->setStyleSheet(error.isEmpty() ? QString() : error_style());
+  _message->setText(error.isEmpty() ? "saved profile " + name + " (nvmetune profile show " + name + ")" : error);
+}
+
+}  // namespace ui
