@@ -147,6 +147,7 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   void queue_r2t(Command& c);
   void queue_control(uint8_t* pdu, size_t len);
   void drop_tx();
+  void arm_writable();
 
   // queue.cpp
   exec::Progress pass(unsigned max_rx_pdus);
