@@ -116,4 +116,22 @@ TEST_F(HardeningTest, IoUringShortSendResumes) {
   }
 }
 
+// Defect 8: qd 1 sent SQSIZE 0 (invalid) and Connect was refused. A queue of depth d now asks
+// for d + 1 entries, so d commands fit under SQ flow control; d = MQES + 1 still connects.
+TEST_F(HardeningTest, QueueDepthOneConnects) {
+  ASSERT_NO_FATAL_FAILURE(serve(config()));
+  auto ctrl = Controller::connect(target());
+  ASSERT_RESULT(ctrl);
+  const uint16_t mqes = static_cast<uint16_t>((*ctrl)->cap() & 0xffff);
+  for (uint16_t depth : {uint16_t{1}, uint16_t{2}, mqes, static_cast<uint16_t>(mqes + 1)}) {
+    auto q = (*ctrl)->create_io_queue(depth);
+    ASSERT_RESULT(q) << " depth " << depth;
+    std::vector<uint8_t> buf(4096);
+    Waiter w;
+    ASSERT_TRUE((*q)->submit(Io{Op::read, 1, 0, 7, buf, false, w.callback()}));
+    ASSERT_TRUE(w.wait(**q, 10s));
+    EXPECT_TRUE(w.c.ok()) << " depth " << depth;
+  }
+}
+
 }  // namespace
