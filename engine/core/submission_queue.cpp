@@ -91,8 +91,13 @@ void SubmissionQueue::fill_cqe(Request& req, nvme::Status st) {
   req.cqe.status = static_cast<uint16_t>(st.field() << 1);
 }
 
+// SQ flow control: an entry is consumed when its command completes and gives its slot back,
+// not when its capsule arrives (as SPDK does). A host that submits whenever SQHD says an entry
+// is free then never has more commands outstanding than the queue has slots; advancing on
+// arrival let it refill the whole SQ while earlier commands still held theirs.
 void SubmissionQueue::complete(Request& req, nvme::Status st) {
   if (!st.ok()) _counters.errors.add();
+  advance_sqhd();
   fill_cqe(req, st);
   _transport.complete(req);
 }

@@ -45,10 +45,6 @@ class SubmissionQueue {
   // check them against the SGL. A non-success status is completed by the caller through
   // complete() once any in-capsule data has been consumed.
   nvme::Status prepare(Request& req);
-  // Once per received capsule (SQHD reported in every CQE).
-  void advance_sqhd() {
-    if (_sqsize) _sqhd = static_cast<uint16_t>((_sqhd + 1) % _sqsize);
-  }
   // Step 2 (data present): run the command. Completes now or when the backend is done.
   void execute(Request& req);
   // The one way a command ends.
@@ -67,6 +63,9 @@ class SubmissionQueue {
 
  private:
   void fill_cqe(Request& req, nvme::Status st);
+  void advance_sqhd() {
+    if (_sqsize) _sqhd = static_cast<uint16_t>((_sqhd + 1) % _sqsize);
+  }
 
   Target& _target;
   TransportQueue& _transport;

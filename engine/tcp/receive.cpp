@@ -208,7 +208,6 @@ void TcpQueue::on_capsule_cmd() {
     free_command(*c);
     return fatal(Fes::data_transfer_limit_exceeded, field::plen);
   }
-  _sq.advance_sqhd();  // every capsule moves the head, even one failed before prepare()
   nvme::Status st = parse_sgl(*c);
   if (st.ok()) st = _sq.prepare(c->req);
   if (st.ok() && _fr.data_len && c->req.dir != core::DataDir::host_to_controller)

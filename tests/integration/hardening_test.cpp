@@ -134,4 +134,72 @@ TEST_F(HardeningTest, QueueDepthOneConnects) {
   }
 }
 
+// Defect 6: SQHD advanced when a capsule arrived, so a host that follows SQ flow control to
+// the letter (submits whenever SQHD says an entry is free) overran the queue's slots and was
+// terminated. The host here keeps the SQ full for many rounds while completions are delayed;
+// then a kernel-style host runs MQES + 1 commands at once in MQES + 1 entries.
+TEST_F(HardeningTest, SqFlowControlAtFullDepth) {
+  auto c = config();
+  c.subsystems[0].namespaces[0].backend.delay_us = 5000;  // commands stay in flight
+  ASSERT_NO_FATAL_FAILURE(serve(c));
+  auto ctrl = Controller::connect(target());
+  ASSERT_RESULT(ctrl);
+  const uint16_t mqes = static_cast<uint16_t>((*ctrl)->cap() & 0xffff);
+  const uint32_t entries = mqes + 1u;
+
+  QueueParams p;
+  p.qid = 2;  // create_io_queue below takes qid 1
+  p.cntlid = (*ctrl)->cntlid();
+  p.depth = static_cast<uint16_t>(2 * entries);  // more slots than entries: SQHD is the limit
+  p.sqsize = mqes;
+  auto q = IoQueue::connect(target(), p);
+  ASSERT_RESULT(q);
+
+  struct Host {
+    uint32_t tail = 0, head = 0, done = 0, failed = 0, max_outstanding = 0;
+    uint32_t entries = 0;
+    static void on_done(void* ctx, const Completion& c) {
+      auto* h = static_cast<Host*>(ctx);
+      ++h->done;
+      if (!c.ok()) ++h->failed;
+      h->head = c.cqe.sqhd;
+    }
+    bool full() const { return (tail + 1) % entries == head; }
+  } h;
+  h.entries = entries;
+  // Connect was the queue's first SQ entry: its response says the head moved past it.
+  h.tail = 1;
+  h.head = (*q)->connect_response().sqhd;
+  EXPECT_EQ(h.head, 1u);
+  std::vector<uint8_t> buf(512);
+  const uint32_t total = 8 * entries;
+  uint32_t submitted = 0;
+  const auto end = std::chrono::steady_clock::now() + 30s;
+  while (h.done < total && std::chrono::steady_clock::now() < end) {
+    while (submitted < total && !h.full()) {
+      ASSERT_TRUE((*q)->submit(Io{Op::read, 1, submitted % 64, 0, buf, false, {&Host::on_done, &h}}))
+          << "no free slot with " << (*q)->outstanding() << " outstanding";
+      ++submitted;
+      h.tail = (h.tail + 1) % entries;
+      h.max_outstanding = std::max(h.max_outstanding, (*q)->outstanding());
+    }
+    ASSERT_GE((*q)->wait(100), 0) << (*q)->error().to_string();
+  }
+  ASSERT_EQ(h.done, total) << (*q)->error().to_string();
+  EXPECT_EQ(h.failed, 0u);
+  EXPECT_EQ(h.max_outstanding, mqes) << "the host kept the SQ full (entries - 1 outstanding)";
+
+  // The kernel host's convention: SQSIZE + 1 commands in flight at once.
+  auto k = (*ctrl)->create_io_queue(static_cast<uint16_t>(entries));
+  ASSERT_RESULT(k);
+  Host all;
+  for (uint32_t i = 0; i < entries; ++i)
+    ASSERT_TRUE((*k)->submit(Io{Op::read, 1, i % 64, 0, buf, false, {&Host::on_done, &all}}));
+  EXPECT_EQ((*k)->outstanding(), entries);
+  const auto end2 = std::chrono::steady_clock::now() + 30s;
+  while (all.done < entries && std::chrono::steady_clock::now() < end2) ASSERT_GE((*k)->wait(100), 0);
+  EXPECT_EQ(all.done, entries);
+  EXPECT_EQ(all.failed, 0u);
+}
+
 }  // namespace
