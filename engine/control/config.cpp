@@ -42,6 +42,8 @@ constexpr uint32_t icd_align = 16;
 constexpr uint32_t queue_depth_min = 2;
 constexpr uint32_t queue_depth_max = 1024;
 constexpr uint32_t max_io_queues_max = 65535;
+constexpr uint32_t max_connections_max = 1u << 20;
+constexpr uint32_t connect_timeout_min_ms = 100, connect_timeout_max_ms = 600000;
 constexpr uint32_t maxh2cdata_min = 4096;   // NVMe/TCP: MAXH2CDATA ≥ 4 KiB, dword aligned
 constexpr uint32_t mdts_min = 4096;
 constexpr uint32_t mdts_max = 16u << 20;
@@ -371,8 +373,9 @@ constexpr std::array<std::string_view, 1> subsystem_required{"nqn"};
 constexpr std::array<std::string_view, 9> namespace_keys{"nsid", "backend", "size", "block_size",
                                                          "uuid", "path", "create", "direct", "delay_us"};
 constexpr std::array<std::string_view, 2> namespace_required{"nsid", "backend"};
-constexpr std::array<std::string_view, 5> tcp_keys{"in_capsule_data_size", "maxh2cdata",
-                                                   "queue_depth", "max_io_queues", "mdts_bytes"};
+constexpr std::array<std::string_view, 7> tcp_keys{"in_capsule_data_size", "maxh2cdata",
+                                                   "queue_depth", "max_io_queues", "mdts_bytes",
+                                                   "max_connections", "connect_timeout_ms"};
 constexpr std::array<std::string_view, 11> threading_keys{
     "mode", "cpumask", "threads", "queue_cpu", "affinity_scope", "strict",
     "first_core", "idle_poll_us", "priority", "inline_budget", "io_mechanism"};
@@ -426,6 +429,8 @@ void read_tcp(Reader& r, const json& v, const std::string& path, TcpConfig& tcp)
   if (auto n = r.u32(v, "queue_depth", path)) tcp.queue_depth = *n;
   if (auto n = r.u32(v, "max_io_queues", path)) tcp.max_io_queues = *n;
   if (auto n = r.u32(v, "mdts_bytes", path)) tcp.mdts_bytes = *n;
+  if (auto n = r.u32(v, "max_connections", path)) tcp.max_connections = *n;
+  if (auto n = r.u32(v, "connect_timeout_ms", path)) tcp.connect_timeout_ms = *n;
 }
 
 // Reads the keys present onto t (a partial object changes only what it names).
@@ -642,6 +647,8 @@ void check_tcp(Checker& c, const TcpConfig& t, const std::string& path) {
     c.error(path + ".in_capsule_data_size", "must be a multiple of 16");
   c.range(path + ".queue_depth", t.queue_depth, queue_depth_min, queue_depth_max);
   c.range(path + ".max_io_queues", t.max_io_queues, 1, max_io_queues_max);
+  c.range(path + ".max_connections", t.max_connections, 1, max_connections_max);
+  c.range(path + ".connect_timeout_ms", t.connect_timeout_ms, connect_timeout_min_ms, connect_timeout_max_ms);
   if (t.maxh2cdata < maxh2cdata_min || t.maxh2cdata % 4 != 0)
     c.error(path + ".maxh2cdata", "must be at least 4096 and a multiple of 4 (got " +
                                     std::to_string(t.maxh2cdata) + ")");
@@ -845,7 +852,8 @@ json to_json(const SubsystemConfig& s) {
 
 json to_json(const TcpConfig& t) {
   return {{"in_capsule_data_size", t.in_capsule_data_size}, {"maxh2cdata", t.maxh2cdata},
-          {"queue_depth", t.queue_depth}, {"max_io_queues", t.max_io_queues}, {"mdts_bytes", t.mdts_bytes}};
+          {"queue_depth", t.queue_depth}, {"max_io_queues", t.max_io_queues}, {"mdts_bytes", t.mdts_bytes},
+          {"max_connections", t.max_connections}, {"connect_timeout_ms", t.connect_timeout_ms}};
 }
 
 json to_json(const ListenerConfig& l) { return {{"trtype", l.trtype}, {"traddr", l.traddr}, {"trsvcid", l.trsvcid}}; }

@@ -38,6 +38,8 @@ struct TcpConfig {
   uint32_t queue_depth = 128;             // MQES + 1
   uint32_t max_io_queues = 64;            // per controller
   uint32_t mdts_bytes = 1024 * 1024;      // largest transfer per command
+  uint32_t max_connections = 4096;        // TCP connections served at once; more are closed at accept
+  uint32_t connect_timeout_ms = 10000;    // accept to Connect: a connection silent this long is closed
 };
 
 // The execution model (DESIGN.md "Execution models"); every field can change live.

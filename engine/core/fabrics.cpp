@@ -91,6 +91,11 @@ void execute_connect(SubmissionQueue& sq, Request& req) {
     return fail_connect(sq, req, st::connect_invalid_parameters,
                         invalid_in_sqe(subsys->is_discovery() ? connect_sqe::qid : connect_sqe::sqsize));
   const uint16_t entries = static_cast<uint16_t>(sqsize0 + 1);
+  if (!sq.transport().size_for(entries)) {
+    sq.target().log(EventLevel::warning, std::string("connect refused: no memory for ") + std::to_string(entries) +
+                                             " command slots (" + sq.transport().peer() + ")");
+    return sq.complete(req, st::internal_error);
+  }
   if (qid == 0) return connect_admin(sq, req, subsys, hostnqn, entries, no_sqflow);
   connect_io(sq, req, subsys, hostnqn, qid, entries, no_sqflow);
 }

@@ -241,9 +241,9 @@ void TcpQueue::start_command(Command& c) {
 
 void TcpQueue::on_h2c_data() {
   const DataHeader h = parse_data(_hdr);
-  if (h.ttag >= _limits.queue_depth || _cmds[h.ttag].state != CmdState::wait_h2c)
-    return fatal(Fes::invalid_header_field, field::ttag);
-  Command& c = _cmds[h.ttag];
+  Command* cp = command_of_ttag(h.ttag);
+  if (!cp || cp->state != CmdState::wait_h2c) return fatal(Fes::invalid_header_field, field::ttag);
+  Command& c = *cp;
   if (h.cccid != c.req.sqe.cid()) return fatal(Fes::invalid_header_field, field::cccid);
   // A zero-length H2CData has no data part (and no PDO to skip to): nothing to accept.
   if (h.datal == 0 || h.datal != _fr.data_len) return fatal(Fes::invalid_header_field, field::datal);

@@ -24,7 +24,8 @@ void TcpQueue::drop_tx() {
 
 void TcpQueue::tx_push(const TxItem& item) {
   if (_tx_dead) return;
-  // The ring holds 2 items per command plus ICResp and TermReq: it cannot overflow.
+  // The ring holds 2 items per command plus ICResp, TermReq and the boot slot's: it cannot
+  // overflow.
   _tx[(_tx_head + _tx_count) % _tx.size()] = item;
   ++_tx_count;
 }
@@ -43,7 +44,7 @@ void TcpQueue::queue_r2t(Command& c) {
   it.iov[0] = {c.r2t_hdr.data(), write_r2t(c.r2t_hdr, r, digests())};
   it.niov = 1;
   it.kind = TxKind::r2t;
-  it.cmd = c.index;
+  it.cmd = &c;
   tx_push(it);
 }
 
@@ -71,7 +72,7 @@ void TcpQueue::complete(core::Request& req) {
       it.niov = 3;
     }
     it.kind = success_flag ? TxKind::c2h_final : TxKind::c2h;
-    it.cmd = cmd.index;
+    it.cmd = &cmd;
     tx_push(it);
     if (success_flag) return;
   }
@@ -79,7 +80,7 @@ void TcpQueue::complete(core::Request& req) {
   it.iov[0] = {cmd.resp_hdr.data(), write_capsule_resp(cmd.resp_hdr, req.cqe, digests())};
   it.niov = 1;
   it.kind = TxKind::resp;
-  it.cmd = cmd.index;
+  it.cmd = &cmd;
   tx_push(it);
 }
 
@@ -94,7 +95,7 @@ void TcpQueue::record_latency(const core::Request& req) {
 
 void TcpQueue::tx_sent(const TxItem& item) {
   _stats.pdus_tx.add();
-  if (item.kind == TxKind::resp || item.kind == TxKind::c2h_final) free_command(_cmds[item.cmd]);
+  if (item.kind == TxKind::resp || item.kind == TxKind::c2h_final) free_command(*item.cmd);
 }
 
 // The one writability rule for both mechanisms. epoll: the socket is registered edge-triggered

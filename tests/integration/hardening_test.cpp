@@ -202,4 +202,187 @@ TEST_F(HardeningTest, SqFlowControlAtFullDepth) {
   EXPECT_EQ(all.failed, 0u);
 }
 
+// ---- Defect 2: accept storms -----------------------------------------------------------------
+
+long rss_kib() {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  char line[256];
+  long kib = -1;
+  while (f && std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "VmRSS: %ld", &kib) == 1) break;
+  if (f) std::fclose(f);
+  return kib;
+}
+
+double cpu_seconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+size_t open_fds() {
+  size_t n = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) n += e.is_symlink() ? 1 : 0;
+  return n;
+}
+
+int tcp_connect(uint16_t port) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd >= 0 && connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// CPU this process uses over one second of wall time, as a share of one core.
+double cpu_share_over_1s() {
+  const double c0 = cpu_seconds();
+  const auto t0 = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(1s);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return (cpu_seconds() - c0) / wall;
+}
+
+// /proc/self/task/TID/stat of the engine's accept thread, opened now (the fd-limit test reads
+// it when no fd is left to open).
+int open_accept_thread_stat() {
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task")) {
+    FILE* f = std::fopen((e.path() / "comm").c_str(), "r");
+    char name[32] = {};
+    if (f && std::fgets(name, sizeof name, f) && std::string(name) == "nvmt-accept\n") {
+      std::fclose(f);
+      return open((e.path() / "stat").c_str(), O_RDONLY | O_CLOEXEC);
+    }
+    if (f) std::fclose(f);
+  }
+  return -1;
+}
+
+// utime + stime of a thread, in clock ticks.
+long thread_ticks(int stat_fd) {
+  char buf[1024] = {};
+  if (pread(stat_fd, buf, sizeof buf - 1, 0) <= 0) return -1;
+  const char* p = std::strrchr(buf, ')');  // the name may hold spaces
+  long utime = 0, stime = 0;
+  if (!p || std::sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %ld %ld", &utime, &stime) != 2) return -1;
+  return utime + stime;
+}
+
+// 5,000 TCP connections that never send ICReq: each costs a bounded amount of memory (no
+// command slots or buffers before Connect), the engine stays idle, and a real host is served.
+TEST_F(HardeningTest, IdleConnectionStorm) {
+  constexpr int idle = 5000;
+  rlimit lim{};
+  getrlimit(RLIMIT_NOFILE, &lim);
+  if (lim.rlim_max < 2 * idle + 256) GTEST_SKIP() << "needs RLIMIT_NOFILE >= " << 2 * idle + 256;
+  rlimit raised = lim;
+  raised.rlim_cur = lim.rlim_max;
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &raised), 0);
+  auto c = config();
+  c.tcp.max_connections = idle + 16;
+  c.tcp.connect_timeout_ms = 120000;  // they stay while measured
+  ASSERT_NO_FATAL_FAILURE(serve(c));
+  const long rss0 = rss_kib();
+  const size_t fds0 = open_fds();
+  std::vector<int> socks;
+  for (int i = 0; i < idle; ++i) {
+    const int fd = tcp_connect(_port);
+    ASSERT_GE(fd, 0) << "connect " << i << ": " << std::strerror(errno);
+    socks.push_back(fd);
+  }
+  // Accepted: one server fd per client fd.
+  const auto end = std::chrono::steady_clock::now() + 30s;
+  while (open_fds() < fds0 + 2 * idle && std::chrono::steady_clock::now() < end) std::this_thread::sleep_for(50ms);
+  ASSERT_GE(open_fds(), fds0 + 2 * idle) << "the engine did not accept them all";
+  const long rss1 = rss_kib();
+  const double cpu = cpu_share_over_1s();
+  const long per_conn = (rss1 - rss0) * 1024 / idle;
+  std::printf("idle connections: %d, RSS %ld -> %ld KiB (%ld bytes each), CPU %.1f %% of a core while idle\n",
+              idle, rss0, rss1, per_conn, 100 * cpu);
+  EXPECT_LT(per_conn, 96 * 1024) << "memory per idle connection (178 KiB before slots were sized at Connect)";
+  EXPECT_LT(cpu, 0.5) << "the engine is not idle";
+  auto ctrl = Controller::connect(target());
+  ASSERT_RESULT(ctrl);
+  auto q = (*ctrl)->create_io_queue(4);
+  ASSERT_RESULT(q);
+  for (int fd : socks) close(fd);
+  setrlimit(RLIMIT_NOFILE, &lim);
+}
+
+// Out of fds: the accept loop spun at 100 % on EMFILE. It now backs off, stays idle, and
+// serves the connections waiting in the backlog once fds are free again.
+TEST_F(HardeningTest, AcceptBacksOffAtFdLimit) {
+  ASSERT_NO_FATAL_FAILURE(serve(config()));
+  int stat_fd = -1;
+  for (int i = 0; i < 100 && stat_fd < 0; ++i, std::this_thread::sleep_for(10ms)) stat_fd = open_accept_thread_stat();
+  ASSERT_GE(stat_fd, 0) << "no nvmt-accept thread";
+  const long rss0 = rss_kib();
+  constexpr int clients = 100;
+  std::vector<int> socks;
+  for (int i = 0; i < clients; ++i) socks.push_back(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  rlimit lim{};
+  getrlimit(RLIMIT_NOFILE, &lim);
+  rlimit low = lim;
+  low.rlim_cur = open_fds() + 10;  // the engine may accept about 10, then EMFILE
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(_port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  for (int fd : socks) ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  std::this_thread::sleep_for(200ms);
+  // The accept thread's own CPU time over a second: a spinning thread gets its share of a
+  // CPU even on a loaded machine (tens of ticks); a backed-off one wakes a few times.
+  const long t0 = thread_ticks(stat_fd);
+  std::this_thread::sleep_for(1s);
+  const long ticks = thread_ticks(stat_fd) - t0;
+  const long hz = sysconf(_SC_CLK_TCK);
+  std::printf("at the fd limit with %d connections waiting: accept thread CPU %ld ms in 1 s, RSS %ld KiB\n",
+              clients, ticks * 1000 / hz, rss0);
+  setrlimit(RLIMIT_NOFILE, &lim);
+  close(stat_fd);
+  EXPECT_LE(ticks * 1000 / hz, 20) << "the accept loop spins on EMFILE";
+  auto ctrl = Controller::connect(target());
+  ASSERT_RESULT(ctrl);
+  auto q = (*ctrl)->create_io_queue(4);
+  ASSERT_RESULT(q);
+  for (int fd : socks) close(fd);
+}
+
+// Waits until the target closes fd (recv returns 0 or an error).
+bool closed_by_peer(int fd, std::chrono::milliseconds timeout) {
+  timeval tv{static_cast<time_t>(timeout.count() / 1000), static_cast<suseconds_t>(timeout.count() % 1000 * 1000)};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  char b;
+  const ssize_t n = recv(fd, &b, 1, 0);
+  return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+}
+
+// max_connections: connections beyond it are closed at accept. connect_timeout_ms: a
+// connection that sends no ICReq and Connect in time is closed. A real host is served after.
+TEST_F(HardeningTest, ConnectionLimitAndConnectTimeout) {
+  auto c = config();
+  c.tcp.max_connections = 3;
+  c.tcp.connect_timeout_ms = 300;
+  ASSERT_NO_FATAL_FAILURE(serve(c));
+  std::vector<int> socks;
+  for (int i = 0; i < 3; ++i) socks.push_back(tcp_connect(_port));
+  std::this_thread::sleep_for(100ms);  // accepted before the next ones arrive
+  const int over = tcp_connect(_port);
+  ASSERT_GE(over, 0);
+  EXPECT_TRUE(closed_by_peer(over, 5000ms)) << "the fourth connection was not closed";
+  for (int fd : socks) EXPECT_TRUE(closed_by_peer(fd, 10000ms)) << "an idle connection outlived the timeout";
+  for (int fd : socks) close(fd);
+  close(over);
+  auto ctrl = Controller::connect(target());
+  ASSERT_RESULT(ctrl);
+  const auto events = _engine->events(0, 1000);
+  EXPECT_TRUE(std::any_of(events.begin(), events.end(), [](const auto& e) { return e.kind == "connect_timeout"; }));
+}
+
 }  // namespace
