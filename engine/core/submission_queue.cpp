@@ -106,6 +106,8 @@ void SubmissionQueue::on_backend_done(backend::Io& io) {
   nvm_backend_done(*this, *static_cast<Request*>(io.owner));
 }
 
+void SubmissionQueue::resume(Request& req) { nvm_resume(*this, req); }
+
 bool SubmissionQueue::park_aer(Request& req) {
   for (auto& slot : _aers) {
     if (!slot) {

@@ -51,6 +51,8 @@ class SubmissionQueue {
   void complete(Request& req, nvme::Status st);
   // A backend Io reaped from the queue's IoContext.
   void on_backend_done(backend::Io& io);
+  // A command the transport deferred (TransportQueue::defer) goes on.
+  void resume(Request& req);
   // Called on every io_work pass: delivers pending events to parked AERs. Returns true when
   // the controller died (KATO, shutdown of the association) and the queue must close.
   bool poll_events();

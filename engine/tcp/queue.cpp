@@ -89,6 +89,8 @@ bool TcpQueue::size_for(uint32_t entries) {
     std::vector<TxItem> tx(2 * size_t{entries} + boot_tx_items);
     for (size_t i = 0; i < _tx_count; ++i) tx[i] = _tx[(_tx_head + i) % _tx.size()];
     _free.reserve(entries);
+    _deferred.reserve(entries + 1);
+    _resuming.reserve(entries + 1);
     _tx = std::move(tx);
   } catch (const std::bad_alloc&) {
     return false;
@@ -136,6 +138,22 @@ void TcpQueue::free_command(Command& c) {
 
 void TcpQueue::set_state(Command& c, CmdState s) {
   c.state = s;
+}
+
+bool TcpQueue::defer(core::Request& req) {
+  if (_deferred.size() >= _deferred.capacity()) return false;  // never allocate here
+  _deferred.push_back(&req);
+  return true;
+}
+
+// Runs the commands deferred before this round; the ones that defer again wait for the next.
+unsigned TcpQueue::resume_deferred() {
+  if (_deferred.empty()) return 0;
+  _resuming.swap(_deferred);
+  for (core::Request* r : _resuming) _sq.resume(*r);
+  const auto n = static_cast<unsigned>(_resuming.size());
+  _resuming.clear();
+  return n;
 }
 
 unsigned TcpQueue::reap(unsigned budget) {
@@ -194,7 +212,7 @@ exec::Progress TcpQueue::pass(unsigned max_rx_pdus) {
   bool progress = true;
   while (progress && ops < _budgets.ops_per_pass && rx_total < max_rx_pdus) {
     // io_uring: received data arrives as CQEs, so reap before receiving.
-    const unsigned early = _usock ? reap(_budgets.reap_batch) : 0;
+    const unsigned early = (_usock ? reap(_budgets.reap_batch) : 0) + resume_deferred();
     const unsigned rx = _closing ? 0 : rx_pass(std::min(_budgets.recv_pdus, max_rx_pdus - rx_total));
     _ioctx.flush_submissions();
     const unsigned done = early + reap(_budgets.reap_batch);
@@ -217,7 +235,8 @@ exec::Progress TcpQueue::pass(unsigned max_rx_pdus) {
     _sq.unbind();  // no kicks can reach this queue after this returns
     return exec::Progress::closed;
   }
-  const bool buffered = (_rx_tail > _rx_head || (_usock && _usock->buffered())) && !_closing;
+  const bool buffered =
+      (_rx_tail > _rx_head || (_usock && _usock->buffered()) || !_deferred.empty()) && !_closing;
   return (progress || buffered) ? exec::Progress::more : exec::Progress::idle;
 }
 

@@ -101,6 +101,7 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   void kick() override;
   uint32_t in_capsule_size() const override;
   bool size_for(uint32_t entries) override;
+  bool defer(core::Request& req) override;
   const char* peer() const override { return _peer.c_str(); }
 
   // Receive path without a socket (fuzzer, tests): processes bytes as if received.
@@ -167,6 +168,7 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   void free_command(Command& c);
   void set_state(Command& c, CmdState s);
   unsigned reap(unsigned budget);
+  unsigned resume_deferred();
   Digests digests() const { return {_neg.hdgst, _neg.ddgst}; }
 
   int _fd;
@@ -218,6 +220,9 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   std::unique_ptr<Command[]> _cmds;
   uint32_t _ncmds = 0;
   std::vector<uint16_t> _free;
+  // Commands that yielded (defer()), resumed on the next round; at most one per slot, so the
+  // reserve made in size_for() keeps it allocation-free.
+  std::vector<core::Request*> _deferred, _resuming;
 
   // Receive state.
   RxState _rx = RxState::header;

@@ -202,6 +202,112 @@ TEST_F(HardeningTest, SqFlowControlAtFullDepth) {
   EXPECT_EQ(all.failed, 0u);
 }
 
+// Defect 3: DSM ranges recursed (one stack frame per 1 GiB piece) and ran to the end before
+// anything else on the worker: 256 ranges of 1 TiB held it for hundreds of ms. They now walk
+// in a loop and yield between passes, so a read sent right behind the DSM completes first.
+TEST_F(HardeningTest, HugeDeallocateYieldsToOtherCommands) {
+  constexpr uint64_t TiB = 1ull << 40;
+  backend::BackendSpec b;
+  b.kind = "null";
+  b.size_bytes = 256 * TiB;
+  auto c = test_support::one_namespace_config(test_nqn, b, block);
+  c.threading.mode = "bound";
+  c.threading.threads = 1;
+  c.threading.cpus = {0};
+  ASSERT_NO_FATAL_FAILURE(serve(c));
+  auto ctrl = Controller::connect(target());
+  ASSERT_RESULT(ctrl);
+  auto q = (*ctrl)->create_io_queue(4);
+  ASSERT_RESULT(q);
+  std::vector<uint8_t> ranges(256 * 16);
+  const uint32_t nlb = static_cast<uint32_t>(TiB / block);
+  for (uint32_t i = 0; i < 256; ++i) cmd::put_dsm_range(ranges, i, uint64_t{i} * nlb, nlb);
+  std::vector<uint8_t> buf(4096);
+  int order = 0, dsm_at = 0, read_at = 0;
+  struct Order {
+    int* counter;
+    int* at;
+    Completion c;
+  } dsm{&order, &dsm_at, {}}, rd{&order, &read_at, {}};
+  const CompletionFn record = [](void* ctx, const Completion& c) {
+    auto* o = static_cast<Order*>(ctx);
+    *o->at = ++*o->counter;
+    o->c = c;
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE((*q)->submit(Io{Op::dsm, 1, 0, 0, ranges, false, {record, &dsm}}));
+  ASSERT_TRUE((*q)->submit(Io{Op::read, 1, 0, 7, buf, false, {record, &rd}}));
+  const auto end = t0 + 60s;
+  while (order < 2 && std::chrono::steady_clock::now() < end) ASSERT_GE((*q)->wait(100), 0);
+  ASSERT_EQ(order, 2);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+  std::printf("256 x 1 TiB deallocate: %lld ms\n", static_cast<long long>(ms.count()));
+  EXPECT_TRUE(dsm.c.ok());
+  EXPECT_TRUE(rd.c.ok());
+  EXPECT_LT(read_at, dsm_at) << "the read waited behind the whole deallocate";
+}
+
+// Defect 3: DLFEAT promises that deallocated (and zeroed) blocks read back as zeroes; each
+// backend either keeps that promise or does not make it.
+class DeallocateReadsZeroes : public HardeningTest, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(DeallocateReadsZeroes, AsDlfeatPromises) {
+  backend::BackendSpec b;
+  b.kind = GetParam();
+  b.size_bytes = 64 * MiB;
+  std::string path;
+  if (b.kind == "file") {
+    char tmpl[] = "/tmp/nvmetune-dlfeat-XXXXXX";
+    const int fd = mkstemp(tmpl);
+    ASSERT_GE(fd, 0);
+    close(fd);
+    unlink(tmpl);
+    path = tmpl;
+    b.path = path;
+    b.create = true;
+  }
+  auto c = test_support::one_namespace_config(test_nqn, b, block);
+  c.threading.threads = 1;
+  c.threading.cpus = {0};
+  ASSERT_NO_FATAL_FAILURE(serve(c));
+  auto ctrl = Controller::connect(target());
+  ASSERT_RESULT(ctrl);
+  auto id = (*ctrl)->identify(0, 1);
+  ASSERT_RESULT(id);
+  const bool promises_zeroes = ((*id)[33] & 7) == 1;
+  auto q = (*ctrl)->create_io_queue(4);
+  ASSERT_RESULT(q);
+  auto run = [&](Io io) {
+    Waiter w;
+    io.done = w.callback();
+    EXPECT_TRUE((*q)->submit(io));
+    EXPECT_TRUE(w.wait(**q, 10s));
+    return w.c.ok();
+  };
+  // 64 KiB of pattern at LBA 0 and at LBA 1024, then deallocate the first, zero the second.
+  std::vector<uint8_t> pattern(64 * 1024, 0xa5), got(64 * 1024);
+  const uint16_t nlb0 = 64 * 1024 / block - 1;
+  ASSERT_TRUE(run(Io{Op::write, 1, 0, nlb0, pattern}));
+  ASSERT_TRUE(run(Io{Op::write, 1, 1024, nlb0, pattern}));
+  std::vector<uint8_t> ranges(16);
+  cmd::put_dsm_range(ranges, 0, 0, nlb0 + 1u);
+  ASSERT_TRUE(run(Io{Op::dsm, 1, 0, 0, ranges}));
+  ASSERT_TRUE(run(Io{Op::write_zeroes, 1, 1024, nlb0, {}}));
+  if (!promises_zeroes) {
+    EXPECT_EQ(b.kind, "null") << "only the null backend may decline DLFEAT's read-zeroes";
+  } else {
+    for (uint64_t lba : {uint64_t{0}, uint64_t{1024}}) {
+      std::fill(got.begin(), got.end(), 0xff);
+      ASSERT_TRUE(run(Io{Op::read, 1, lba, nlb0, got}));
+      EXPECT_TRUE(std::all_of(got.begin(), got.end(), [](uint8_t v) { return v == 0; }))
+          << b.kind << ": LBA " << lba << " does not read back as zeroes";
+    }
+  }
+  if (!path.empty()) unlink(path.c_str());
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryBackend, DeallocateReadsZeroes, ::testing::Values("ram", "null", "file"));
+
 // ---- Defect 2: accept storms -----------------------------------------------------------------
 
 long rss_kib() {
