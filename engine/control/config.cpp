@@ -45,7 +45,7 @@ constexpr uint32_t max_io_queues_max = 65535;
 constexpr uint32_t max_connections_max = 1u << 20;
 constexpr uint32_t connect_timeout_min_ms = 100, connect_timeout_max_ms = 600000;
 constexpr uint32_t maxh2cdata_min = 4096;   // NVMe/TCP: MAXH2CDATA ≥ 4 KiB, dword aligned
-constexpr uint32_t mdts_min = 4096;
+constexpr uint32_t mdts_min = 8192;  // MDTS is log2(bytes / 4 KiB), and 0 means "no limit"
 constexpr uint32_t mdts_max = 16u << 20;
 constexpr unsigned threads_max = 1024;
 constexpr uint32_t port_max = 65535;
@@ -654,7 +654,7 @@ void check_tcp(Checker& c, const TcpConfig& t, const std::string& path) {
                                     std::to_string(t.maxh2cdata) + ")");
   const bool pow2 = t.mdts_bytes != 0 && (t.mdts_bytes & (t.mdts_bytes - 1)) == 0;
   if (!pow2 || t.mdts_bytes < mdts_min || t.mdts_bytes > mdts_max)
-    c.error(path + ".mdts_bytes", "must be a power of two from 4096 to 16777216 (got " +
+    c.error(path + ".mdts_bytes", "must be a power of two from 8192 to 16777216 (got " +
                                     std::to_string(t.mdts_bytes) + ")");
 }
 

@@ -6,6 +6,9 @@
 namespace core {
 namespace {
 
+// The SQHD of every CQE when the host disabled SQ flow control at Connect (as nvmet does).
+constexpr uint16_t sqhd_flow_disabled = 0xffff;
+
 bool is_fabrics(const Request& req) {
   return req.sqe.opcode() == static_cast<uint8_t>(nvme::AdminOpcode::fabrics);
 }
@@ -85,7 +88,7 @@ void SubmissionQueue::execute(Request& req) {
 
 void SubmissionQueue::fill_cqe(Request& req, nvme::Status st) {
   req.status = st;
-  req.cqe.sqhd = _sqhd;
+  req.cqe.sqhd = _sqflow_disabled ? sqhd_flow_disabled : _sqhd;
   req.cqe.sqid = _qid;
   req.cqe.cid = req.sqe.cid();
   req.cqe.status = static_cast<uint16_t>(st.field() << 1);

@@ -11,7 +11,6 @@
 namespace tcp {
 namespace {
 
-inline constexpr size_t rx_buffer_size = 64 * 1024;
 // The boot slot takes the Connect capsule: its 1024-byte data, in the capsule, within the
 // admin in-capsule size.
 inline constexpr uint32_t boot_buf_size = admin_icd_size;

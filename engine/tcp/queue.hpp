@@ -66,6 +66,7 @@ class LiveBudgets {
 enum class IoMechanism : uint8_t { epoll, io_uring };
 
 inline constexpr uint32_t admin_icd_size = 8192;  // NVME_TCP_ADMIN_CCSZ: Connect and friends
+inline constexpr size_t rx_buffer_size = 64 * 1024;  // the receive staging buffer of a queue
 
 // Per-command state on the wire, changed only through TcpQueue::set_state.
 enum class CmdState : uint8_t { free, recv_icd, wait_h2c, executing, sending };

@@ -13,7 +13,6 @@
 namespace tcp {
 namespace {
 
-inline constexpr size_t rx_buffer_size = 64 * 1024;
 // Below this many data bytes, copying out of the staging buffer beats another recv().
 inline constexpr uint32_t direct_recv_min = 4096;
 

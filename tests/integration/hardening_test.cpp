@@ -22,6 +22,7 @@
 #include "engine/control/engine.hpp"
 #include "engine/initiator/commands.hpp"
 #include "engine/initiator/initiator.hpp"
+#include "engine/nvme/le.hpp"
 #include "support/engine_config.hpp"
 
 namespace {
@@ -489,6 +490,89 @@ TEST_F(HardeningTest, ConnectionLimitAndConnectTimeout) {
   ASSERT_RESULT(ctrl);
   const auto events = _engine->events(0, 1000);
   EXPECT_TRUE(std::any_of(events.begin(), events.end(), [](const auto& e) { return e.kind == "connect_timeout"; }));
+}
+
+// ---- Defect 7: queue and controller lifecycle details --------------------------------------
+
+// An admin Connect must ask for the dynamic controller (CNTLID FFFFh).
+TEST_F(HardeningTest, AdminConnectNeedsDynamicCntlid) {
+  ASSERT_NO_FATAL_FAILURE(serve(config()));
+  QueueParams p;
+  p.qid = 0;
+  p.depth = 32;
+  p.cntlid = 1;
+  auto q = IoQueue::connect(target(), p);
+  EXPECT_FALSE(q) << "admin Connect with CNTLID 1 was accepted";
+  p.cntlid = 0xffff;
+  auto ok = IoQueue::connect(target(), p);
+  EXPECT_TRUE(ok) << ok.error().to_string();
+}
+
+// A CNTLID freed by a disconnect is not handed to the next controller at once.
+TEST_F(HardeningTest, CntlidNotReusedAtOnce) {
+  ASSERT_NO_FATAL_FAILURE(serve(config()));
+  uint16_t first = 0;
+  {
+    auto a = Controller::connect(target());
+    ASSERT_RESULT(a);
+    first = (*a)->cntlid();
+  }
+  const auto end = std::chrono::steady_clock::now() + 5s;  // the target notices the close
+  while (std::chrono::steady_clock::now() < end && _engine->stats().disconnects < 1) std::this_thread::sleep_for(10ms);
+  auto b = Controller::connect(target());
+  ASSERT_RESULT(b);
+  EXPECT_NE((*b)->cntlid(), first);
+}
+
+// With SQ flow control disabled at Connect, every CQE carries SQHD FFFFh.
+TEST_F(HardeningTest, SqhdIsFfffWithoutFlowControl) {
+  ASSERT_NO_FATAL_FAILURE(serve(config()));
+  auto t = target();
+  t.disable_sqflow = true;
+  auto ctrl = Controller::connect(t);
+  ASSERT_RESULT(ctrl);
+  auto q = (*ctrl)->create_io_queue(4);
+  ASSERT_RESULT(q);
+  std::vector<uint8_t> buf(4096, 1);
+  Waiter w;
+  ASSERT_TRUE((*q)->submit(Io{Op::write, 1, 0, 7, buf, false, w.callback()}));
+  ASSERT_TRUE(w.wait(**q, 10s));
+  ASSERT_TRUE(w.c.ok());
+  EXPECT_EQ(w.c.cqe.sqhd, 0xffff);
+}
+
+// CC.EN with a page size (MPS) or command set (CSS) CAP does not offer: CSTS.CFS, never RDY.
+TEST_F(HardeningTest, CcMpsAndCssChecked) {
+  ASSERT_NO_FATAL_FAILURE(serve(config()));
+  for (uint32_t bad : {1u << 7 /* MPS 8 KiB */, 6u << 4 /* CSS 110b */}) {
+    QueueParams p;
+    p.qid = 0;
+    p.depth = 32;
+    auto q = IoQueue::connect(target(), p);
+    ASSERT_RESULT(q);
+    const uint32_t cc = 1u | (6u << 16) | (4u << 20) | bad;  // EN, IOSQES 6, IOCQES 4
+    auto set = sync_raw(**q, RawCommand{cmd::property_set(nvme::Property::cc, cc, false)}, 5000);
+    ASSERT_RESULT(set);
+    auto csts = sync_raw(**q, RawCommand{cmd::property_get(nvme::Property::csts, false)}, 5000);
+    ASSERT_RESULT(csts);
+    EXPECT_EQ(csts->cqe.dw0 & 3u, 2u) << "CC " << std::hex << cc << ": CSTS " << csts->cqe.dw0;
+  }
+}
+
+// OAES lists only the events the engine raises (namespace attribute notices); MDTS is never
+// 0 ("unlimited"): the smallest mdts_bytes is two pages.
+TEST_F(HardeningTest, OaesAndMdtsTellTheTruth) {
+  auto c = config();
+  c.tcp.mdts_bytes = 4096;
+  EXPECT_FALSE(control::validate(c).empty()) << "mdts_bytes 4096 would advertise MDTS 0 (no limit)";
+  c.tcp.mdts_bytes = 8192;
+  ASSERT_NO_FATAL_FAILURE(serve(c));
+  auto ctrl = Controller::connect(target());
+  ASSERT_RESULT(ctrl);
+  auto id = (*ctrl)->identify(1);
+  ASSERT_RESULT(id);
+  EXPECT_EQ(nvme::get_le<uint32_t>(id->data(), 92), 1u << 8);  // OAES
+  EXPECT_EQ((*id)[77], 1);  // MDTS: 2^1 pages of 4 KiB
 }
 
 }  // namespace
