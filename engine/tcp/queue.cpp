@@ -80,6 +80,9 @@ uint32_t TcpQueue::in_capsule_size() const {
 // Connect accepted for entries slots: the slots, their buffers and the send ring, sized from
 // what the host asked for. Runs on the queue's thread while the Connect sits in the boot slot.
 bool TcpQueue::size_for(uint32_t entries) {
+  // A Connect retried after a refused one runs in one of the slots already allocated: they
+  // stay (replacing them would free the command being executed).
+  if (_cmds) return true;
   const size_t slot = 2 * size_t{_limits.mdts_bytes};
   auto slab = std::make_unique<Slab>(slot * entries);
   std::unique_ptr<Command[]> cmds(new (std::nothrow) Command[entries]);
