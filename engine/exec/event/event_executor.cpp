@@ -600,9 +600,10 @@ void EventExecutor::attach(Task& task) {
 }
 
 void EventExecutor::schedule(Task& task) {
+  if (task.exec_scheduled.exchange(true, std::memory_order_acq_rel)) return;  // already pending
+  // Only the token holder reads exec_worker: during a release it is -1 while the token is held.
   assert(task.exec_worker >= 0 && size_t(task.exec_worker) < _workers.size() &&
          "schedule() before attach()");
-  if (task.exec_scheduled.exchange(true, std::memory_order_acq_rel)) return;  // already pending
   if (task.exec_ready_ns.load(std::memory_order_relaxed) == 0)
     task.exec_ready_ns.store(monotonic_ns(), std::memory_order_relaxed);
   event::Worker& worker = *_workers[task.exec_worker];
