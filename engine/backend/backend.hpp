@@ -42,6 +42,9 @@ class Backend {
   virtual uint64_t size_bytes() const = 0;
   // Whether the medium keeps written data in a volatile cache (Identify VWC; Flush matters).
   virtual bool volatile_cache() const { return false; }
+  // Whether discarded (deallocated) and zeroed blocks read back as zeroes: Identify
+  // Namespace DLFEAT promises it only then.
+  virtual bool reads_zeroes_after_deallocate() const { return true; }
   // Starts io. Returns true when io completed synchronously (io.result is set, no completion
   // will be reaped); false when the completion will come out of ctx.reap().
   // Called only by the thread that currently runs the owning queue's io_work.

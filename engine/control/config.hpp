@@ -46,6 +46,8 @@ struct TcpConfig {
   int so_priority = -1;                   // SO_PRIORITY 0..6 (higher needs CAP_NET_ADMIN)
   uint32_t busy_poll_us = 0;              // SO_BUSY_POLL
   bool prefer_busy_poll = false;          // SO_PREFER_BUSY_POLL
+  uint32_t max_connections = 4096;        // TCP connections served at once; more are closed at accept
+  uint32_t connect_timeout_ms = 10000;    // accept to Connect: a connection silent this long is closed
 };
 
 // The execution model (DESIGN.md "Execution models"); every field can change live.

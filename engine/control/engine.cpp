@@ -163,7 +163,7 @@ std::vector<ConfigError> Engine::start() {
   im.executor = control::make_executor(im.cfg.threading, err, &im.registry);
   if (!im.executor) return {{"$.threading.mode", err}};
   tcp::QueueLimits ql{im.cfg.tcp.queue_depth, im.cfg.tcp.in_capsule_data_size, im.cfg.tcp.maxh2cdata,
-                      im.cfg.tcp.mdts_bytes};
+                      im.cfg.tcp.mdts_bytes, im.cfg.tcp.max_connections, im.cfg.tcp.connect_timeout_ms};
   im.transport = std::make_unique<tcp::TcpTransport>(im.target, *im.executor, ql, budgets_of(im.cfg.budgets),
                                                      im.registry);
   im.transport->set_io_mechanism(mechanism_of(im.cfg.threading));

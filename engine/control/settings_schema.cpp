@@ -123,11 +123,21 @@ std::vector<Setting> tcp_rows() {
        .max = 65535, .modes = all_modes, .live = false,
        .help = "I/O queues per controller. More queues let a host spread work over more CPUs; each is a connection "
                "with its own io_work and buffers. Applies at start."},
-      {.section = "tcp", .key = "mdts_bytes", .type = T::integer, .label = "MDTS", .unit = "bytes", .min = 4096,
+      {.section = "tcp", .key = "mdts_bytes", .type = T::integer, .label = "MDTS", .unit = "bytes", .min = 8192,
        .max = 16 << 20, .power_of_two = true, .modes = all_modes, .live = false,
-       .help = "Largest transfer per command, a power of two from 4096 to 16 MiB. Larger lets hosts send big I/O as "
+       .help = "Largest transfer per command, a power of two from 8192 to 16 MiB (4096 would advertise MDTS 0, "
+               "which means unlimited). Larger lets hosts send big I/O as "
                "one command; smaller splits it, which keeps per-command buffers small and evens out latency between "
                "large and small I/O. Applies at start."},
+      {.section = "tcp", .key = "max_connections", .type = T::integer, .label = "Max connections", .min = 1,
+       .max = 1 << 20, .modes = all_modes, .live = false,
+       .help = "TCP connections served at once; more are closed at accept (logged once a second). A cap bounds "
+               "the memory and descriptors a connection storm can take; too low refuses legitimate hosts' queues. "
+               "Applies at start."},
+      {.section = "tcp", .key = "connect_timeout_ms", .type = T::integer, .label = "Connect timeout", .unit = "ms",
+       .min = 100, .max = 600000, .modes = all_modes, .live = false,
+       .help = "Accept to NVMe Connect: a connection silent this long is closed (a connect_timeout event). Short "
+               "frees idle sockets sooner; too short cuts off hosts on a slow or lossy path. Applies at start."},
       {.section = "tcp", .key = "so_priority", .type = T::integer, .label = "Socket priority", .min = -1, .max = 15,
        .modes = all_modes, .live = false,
        .help = "SO_PRIORITY on the listening and every accepted socket (as nvmet-tcp's so_priority); -1 = not set. "

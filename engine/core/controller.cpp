@@ -11,6 +11,8 @@ namespace {
 namespace cc_bits {
 inline constexpr uint32_t en = 1u << 0;
 inline uint32_t shn(uint32_t cc) { return (cc >> 14) & 3; }
+inline uint32_t css(uint32_t cc) { return (cc >> 4) & 7; }
+inline uint32_t mps(uint32_t cc) { return (cc >> 7) & 0xf; }
 inline uint32_t iosqes(uint32_t cc) { return (cc >> 16) & 0xf; }
 inline uint32_t iocqes(uint32_t cc) { return (cc >> 20) & 0xf; }
 }  // namespace cc_bits
@@ -52,9 +54,11 @@ void Controller::write_cc(uint32_t value) {
   const uint32_t old = _cc.exchange(value);
   uint32_t csts = _csts.load();
   if ((value & cc_bits::en) && !(old & cc_bits::en)) {
-    // 64-byte SQEs and 16-byte CQEs are the only sizes fabrics allow.
-    const bool sizes_ok = cc_bits::iosqes(value) == 6 && cc_bits::iocqes(value) == 4;
-    csts = sizes_ok ? (csts | csts_bits::rdy) : (csts | csts_bits::cfs);
+    // 64-byte SQEs and 16-byte CQEs are the only sizes fabrics allow; CAP offers 4 KiB pages
+    // (MPSMIN = MPSMAX = 0) and the NVM command set (CSS 000b) only.
+    const bool ok = cc_bits::iosqes(value) == 6 && cc_bits::iocqes(value) == 4 && cc_bits::mps(value) == 0 &&
+                    cc_bits::css(value) == 0;
+    csts = ok ? (csts | csts_bits::rdy) : (csts | csts_bits::cfs);
   } else if (!(value & cc_bits::en) && (old & cc_bits::en)) {
     csts &= ~(csts_bits::rdy | csts_bits::shst_complete);
   }

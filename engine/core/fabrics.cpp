@@ -16,6 +16,8 @@ inline constexpr size_t recfmt = 40, qid = 42, sqsize = 44, cattr = 46, kato = 4
 inline constexpr uint8_t cattr_disable_sqflow = 1u << 2;
 }  // namespace connect_sqe
 
+inline constexpr uint16_t dynamic_cntlid = 0xffff;
+
 namespace property_sqe {
 inline constexpr size_t attrib = 40, offset = 44, value = 48;
 }
@@ -91,6 +93,14 @@ void execute_connect(SubmissionQueue& sq, Request& req) {
     return fail_connect(sq, req, st::connect_invalid_parameters,
                         invalid_in_sqe(subsys->is_discovery() ? connect_sqe::qid : connect_sqe::sqsize));
   const uint16_t entries = static_cast<uint16_t>(sqsize0 + 1);
+  if (!sq.transport().size_for(entries)) {
+    sq.target().log(EventLevel::warning, std::string("connect refused: no memory for ") + std::to_string(entries) +
+                                             " command slots (" + sq.transport().peer() + ")");
+    return sq.complete(req, st::internal_error);
+  }
+  // The dynamic controller model: an admin Connect asks for "any controller" (FFFFh).
+  if (qid == 0 && nvme::get_le<uint16_t>(req.buf, nvme::connect_data::cntlid) != dynamic_cntlid)
+    return fail_connect(sq, req, st::connect_invalid_parameters, invalid_in_data(nvme::connect_data::cntlid));
   if (qid == 0) return connect_admin(sq, req, subsys, hostnqn, entries, no_sqflow);
   connect_io(sq, req, subsys, hostnqn, qid, entries, no_sqflow);
 }

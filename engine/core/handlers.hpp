@@ -19,6 +19,7 @@ void execute_discovery(SubmissionQueue& sq, Request& req);
 
 nvme::Status prepare_nvm(SubmissionQueue& sq, Request& req);
 void execute_nvm(SubmissionQueue& sq, Request& req);
+void nvm_resume(SubmissionQueue& sq, Request& req);
 void nvm_backend_done(SubmissionQueue& sq, Request& req);
 
 // Copies a prepared reply (Identify data, a log page) into the request's buffer, honouring the

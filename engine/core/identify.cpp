@@ -20,7 +20,7 @@ inline constexpr size_t sn = 4, mn = 24, fr = 64, rab = 72, cmic = 76, mdts = 77
 }
 
 constexpr uint8_t cmic_multi_port = 1u << 0, cmic_multi_ctrl = 1u << 1, cmic_ana = 1u << 3;
-constexpr uint32_t oaes_ns_attr = 1u << 8, oaes_ana_change = 1u << 11, oaes_discovery_change = 1u << 31;
+constexpr uint32_t oaes_ns_attr = 1u << 8;
 constexpr uint16_t oncs_compare = 1u << 0, oncs_dsm = 1u << 2, oncs_write_zeroes = 1u << 3;
 constexpr uint32_t sgls_supported = 1u << 0, sgls_offset = 1u << 20;
 constexpr uint8_t lpa_extended_data = 1u << 2;
@@ -68,11 +68,11 @@ void fill_identify_controller(const SubmissionQueue& sq, uint8_t* out) {
   put_le<uint32_t>(out, id_ctrl::iorcsz, 1);
   out[id_ctrl::msdbd] = 1;
   if (disc) {
-    put_le<uint32_t>(out, id_ctrl::oaes, oaes_discovery_change);
+    put_le<uint32_t>(out, id_ctrl::oaes, 0);  // the engine raises no discovery log change events
     return;
   }
   out[id_ctrl::cmic] = cmic_multi_port | cmic_multi_ctrl | cmic_ana;
-  put_le<uint32_t>(out, id_ctrl::oaes, oaes_ns_attr | oaes_ana_change);
+  put_le<uint32_t>(out, id_ctrl::oaes, oaes_ns_attr);  // the one event the engine raises
   out[id_ctrl::frmw] = (1 << 1) | 1;  // one slot, read-only
   out[id_ctrl::anatt] = 10;
   out[id_ctrl::anacap] = 1u << 0;     // reports the optimized state

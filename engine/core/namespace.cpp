@@ -33,7 +33,8 @@ void Namespace::fill_identify(uint8_t* out) const {
   out[id_ns::nlbaf] = 0;  // one LBA format
   out[id_ns::flbas] = 0;
   out[id_ns::nmic] = 1;    // may be attached to several controllers (multipath)
-  out[id_ns::dlfeat] = 1;  // deallocated blocks read back as zeroes
+  // 001b: deallocated blocks read back as zeroes; 000b: not reported.
+  out[id_ns::dlfeat] = _backend->reads_zeroes_after_deallocate() ? 1 : 0;
   put_le<uint32_t>(out, id_ns::anagrpid, 1);
   std::memcpy(out + id_ns::nguid, _uuid.data(), 16);
   auto e = eui64();

@@ -1,6 +1,8 @@
 // NVM command set: Read, Write, Compare, Flush, Write Zeroes, Dataset Management.
-// Each command becomes one backend Io at a time (DSM walks its ranges one after another).
+// Each command becomes one backend Io at a time (DSM and Write Zeroes walk their ranges in
+// pieces, one after another).
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 #include "engine/core/handlers.hpp"
@@ -35,7 +37,8 @@ nvme::Status prepare_rw(const SubmissionQueue& sq, Request& req, DataDir dir) {
   return st::success;
 }
 
-void submit(SubmissionQueue& sq, Request& req, IoOp op, uint64_t offset, uint32_t len, uint8_t* buf) {
+// Starts one backend Io. True when the backend completed it at once (io.result is set).
+bool start_io(SubmissionQueue& sq, Request& req, IoOp op, uint64_t offset, uint32_t len, uint8_t* buf) {
   backend::Io& io = req.io;
   io.op = op;
   io.offset = offset;
@@ -45,31 +48,55 @@ void submit(SubmissionQueue& sq, Request& req, IoOp op, uint64_t offset, uint32_
   io.result = 0;
   io.owner = &req;
   io.submit_ns = exec::monotonic_ns();
-  if (req.ns->backend().submit(sq.transport().io_context(), io)) nvm_backend_done(sq, req);
+  return req.ns->backend().submit(sq.transport().io_context(), io);
 }
 
-// Starts the next piece of the current DSM range (ranges can exceed what one Io length holds),
-// then the next range, and completes when none is left.
-void dsm_next(SubmissionQueue& sq, Request& req) {
-  constexpr uint64_t max_piece = 1ull << 30;
-  const uint32_t ranges = (req.sqe.cdw(10) & 0xff) + 1;
+void submit(SubmissionQueue& sq, Request& req, IoOp op, uint64_t offset, uint32_t len, uint8_t* buf) {
+  if (start_io(sq, req, op, offset, len, buf)) nvm_backend_done(sq, req);
+}
+
+// Range commands (DSM deallocate, Write Zeroes) walk their ranges in pieces of at most
+// max_piece bytes (one Io's length), in a loop: a backend that completes at once never makes
+// this recurse. After pieces_per_pass pieces the command yields to the queue's next pass, so
+// 256 ranges of 1 TiB never hold a worker for more than one pass's share.
+constexpr uint64_t max_piece = 1ull << 30;
+constexpr unsigned pieces_per_pass = 64;
+
+struct Range {
+  uint64_t slba = 0, nlb = 0;
+};
+
+bool is_dsm(const Request& req) { return req.sqe.opcode() == static_cast<uint8_t>(NvmOpcode::dataset_management); }
+uint32_t range_count(const Request& req) { return is_dsm(req) ? (req.sqe.cdw(10) & 0xff) + 1 : 1; }
+
+Range range_at(const Request& req, uint32_t i) {
+  if (!is_dsm(req)) return {req.sqe.slba(), uint64_t{req.sqe.nlb0()} + 1};
+  const uint8_t* r = req.buf + dsm_range_size * i;
+  return {nvme::get_le<uint64_t>(r, 8), nvme::get_le<uint32_t>(r, 4)};
+}
+
+void range_next(SubmissionQueue& sq, Request& req) {
   const Namespace& ns = *req.ns;
-  while (req.step < ranges) {
-    const uint8_t* r = req.buf + dsm_range_size * req.step;
-    const uint64_t nlb = nvme::get_le<uint32_t>(r, 4);
-    const uint64_t slba = nvme::get_le<uint64_t>(r, 8);
-    const auto s = check_range(ns, slba, nlb);
+  const IoOp op = is_dsm(req) ? IoOp::discard : IoOp::write_zeroes;
+  const uint32_t ranges = range_count(req);
+  for (unsigned pieces = 0; req.step < ranges;) {
+    const Range r = range_at(req, req.step);
+    const auto s = check_range(ns, r.slba, r.nlb);
     if (!s.ok()) return sq.complete(req, s);
-    const uint64_t len = nlb << ns.lba_shift();
+    const uint64_t len = r.nlb << ns.lba_shift();
     if (req.step_offset >= len) {
       ++req.step;
       req.step_offset = 0;
       continue;
     }
+    if (pieces == pieces_per_pass && sq.transport().defer(req)) return;
     const uint64_t piece = std::min(max_piece, len - req.step_offset);
-    const uint64_t off = (slba << ns.lba_shift()) + req.step_offset;
+    const uint64_t off = (r.slba << ns.lba_shift()) + req.step_offset;
     req.step_offset += piece;
-    return submit(sq, req, IoOp::discard, off, static_cast<uint32_t>(piece), nullptr);
+    ++pieces;
+    if (!start_io(sq, req, op, off, static_cast<uint32_t>(piece), nullptr)) return;  // reaped later
+    sq.stats_mut().backend_latency.record(exec::monotonic_ns() - req.io.submit_ns);
+    if (req.io.result < 0) return sq.complete(req, nvme::status_from_errno(-req.io.result, false));
   }
   sq.complete(req, st::success);
 }
@@ -122,23 +149,31 @@ void execute_nvm(SubmissionQueue& sq, Request& req) {
       return submit(sq, req, IoOp::read, off, req.transfer_len, req.buf + req.buf_cap);
     case NvmOpcode::flush: return submit(sq, req, IoOp::flush, 0, 0, nullptr);
     case NvmOpcode::write_zeroes:
-      return submit(sq, req, IoOp::write_zeroes, off, (req.sqe.nlb0() + 1u) << ns.lba_shift(), nullptr);
+      return range_next(sq, req);
     case NvmOpcode::dataset_management:
       if (!(req.sqe.cdw(11) & dsm_attr_deallocate)) return sq.complete(req, st::success);
-      return dsm_next(sq, req);
+      return range_next(sq, req);
   }
   sq.complete(req, st::invalid_opcode.at(0));
 }
 
+void nvm_resume(SubmissionQueue& sq, Request& req) { range_next(sq, req); }
+
 void nvm_backend_done(SubmissionQueue& sq, Request& req) {
   const backend::Io& io = req.io;
   sq.stats_mut().backend_latency.record(exec::monotonic_ns() - io.submit_ns);
+  // A block device that cannot unmap and zero (PUNCH_HOLE: EOPNOTSUPP) still zeroes, so
+  // DLFEAT's promise holds.
+  if (io.result == -EOPNOTSUPP && io.op == IoOp::discard) {
+    if (start_io(sq, req, IoOp::write_zeroes, io.offset, io.length, nullptr)) nvm_backend_done(sq, req);
+    return;
+  }
   if (io.result < 0) {
     const bool is_read = io.op == IoOp::read;
     return sq.complete(req, nvme::status_from_errno(-io.result, is_read));
   }
   const auto op = static_cast<NvmOpcode>(req.sqe.opcode());
-  if (op == NvmOpcode::dataset_management) return dsm_next(sq, req);
+  if (op == NvmOpcode::dataset_management || op == NvmOpcode::write_zeroes) return range_next(sq, req);
   if (op == NvmOpcode::compare) {
     const bool same = std::memcmp(req.buf, req.buf + req.buf_cap, req.transfer_len) == 0;
     return sq.complete(req, same ? st::success : st::compare_failure);

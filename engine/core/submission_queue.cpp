@@ -6,6 +6,9 @@
 namespace core {
 namespace {
 
+// The SQHD of every CQE when the host disabled SQ flow control at Connect (as nvmet does).
+constexpr uint16_t sqhd_flow_disabled = 0xffff;
+
 bool is_fabrics(const Request& req) {
   return req.sqe.opcode() == static_cast<uint8_t>(nvme::AdminOpcode::fabrics);
 }
@@ -85,14 +88,19 @@ void SubmissionQueue::execute(Request& req) {
 
 void SubmissionQueue::fill_cqe(Request& req, nvme::Status st) {
   req.status = st;
-  req.cqe.sqhd = _sqhd;
+  req.cqe.sqhd = _sqflow_disabled ? sqhd_flow_disabled : _sqhd;
   req.cqe.sqid = _qid;
   req.cqe.cid = req.sqe.cid();
   req.cqe.status = static_cast<uint16_t>(st.field() << 1);
 }
 
+// SQ flow control: an entry is consumed when its command completes and gives its slot back,
+// not when its capsule arrives (as SPDK does). A host that submits whenever SQHD says an entry
+// is free then never has more commands outstanding than the queue has slots; advancing on
+// arrival let it refill the whole SQ while earlier commands still held theirs.
 void SubmissionQueue::complete(Request& req, nvme::Status st) {
   if (!st.ok()) _counters.errors.add();
+  advance_sqhd();
   fill_cqe(req, st);
   _transport.complete(req);
 }
@@ -100,6 +108,8 @@ void SubmissionQueue::complete(Request& req, nvme::Status st) {
 void SubmissionQueue::on_backend_done(backend::Io& io) {
   nvm_backend_done(*this, *static_cast<Request*>(io.owner));
 }
+
+void SubmissionQueue::resume(Request& req) { nvm_resume(*this, req); }
 
 bool SubmissionQueue::park_aer(Request& req) {
   for (auto& slot : _aers) {

@@ -45,16 +45,14 @@ class SubmissionQueue {
   // check them against the SGL. A non-success status is completed by the caller through
   // complete() once any in-capsule data has been consumed.
   nvme::Status prepare(Request& req);
-  // Once per received capsule (SQHD reported in every CQE).
-  void advance_sqhd() {
-    if (_sqsize) _sqhd = static_cast<uint16_t>((_sqhd + 1) % _sqsize);
-  }
   // Step 2 (data present): run the command. Completes now or when the backend is done.
   void execute(Request& req);
   // The one way a command ends.
   void complete(Request& req, nvme::Status st);
   // A backend Io reaped from the queue's IoContext.
   void on_backend_done(backend::Io& io);
+  // A command the transport deferred (TransportQueue::defer) goes on.
+  void resume(Request& req);
   // Called on every io_work pass: delivers pending events to parked AERs. Returns true when
   // the controller died (KATO, shutdown of the association) and the queue must close.
   bool poll_events();
@@ -67,6 +65,9 @@ class SubmissionQueue {
 
  private:
   void fill_cqe(Request& req, nvme::Status st);
+  void advance_sqhd() {
+    if (_sqsize) _sqhd = static_cast<uint16_t>((_sqhd + 1) % _sqsize);
+  }
 
   Target& _target;
   TransportQueue& _transport;

@@ -52,17 +52,24 @@ void Subsystem::notify_ns_changed(uint32_t nsid) {
   for (auto& c : controllers()) c->raise_event(aen::ns_changed, nsid);
 }
 
+// A CNTLID is not handed out again at once (a host may still hold the old one in its logs or a
+// racing I/O Connect): new IDs are taken in order, and freed ones only once the range wraps.
 uint16_t Subsystem::register_controller(std::shared_ptr<Controller> c) {
   std::lock_guard lk(_mutex);
-  for (size_t i = 0; i < _ctrls.size(); ++i) {
+  if (_ctrls.size() < max_controllers) {
+    _ctrls.push_back(c);
+    _last_cntlid = static_cast<uint16_t>(_ctrls.size());
+    return _last_cntlid;
+  }
+  for (size_t n = 0; n < _ctrls.size(); ++n) {
+    const size_t i = (_last_cntlid + n) % _ctrls.size();
     if (_ctrls[i].expired()) {
       _ctrls[i] = c;
-      return static_cast<uint16_t>(i + 1);
+      _last_cntlid = static_cast<uint16_t>(i + 1);
+      return _last_cntlid;
     }
   }
-  if (_ctrls.size() >= max_controllers) return 0;
-  _ctrls.push_back(c);
-  return static_cast<uint16_t>(_ctrls.size());
+  return 0;
 }
 
 void Subsystem::unregister_controller(uint16_t cntlid) {

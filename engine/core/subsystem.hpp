@@ -56,6 +56,7 @@ class Subsystem {
   mutable std::mutex _mutex;  // guards everything below
   std::vector<std::unique_ptr<Namespace>> _owned;    // live and retired namespaces
   std::vector<std::weak_ptr<Controller>> _ctrls;     // index = cntlid - 1
+  uint16_t _last_cntlid = 0;
 };
 
 }  // namespace core

@@ -24,6 +24,20 @@ class TransportQueue {
   virtual uint32_t in_capsule_size() const = 0;
   // Connect-time facts for logs: "tcp 127.0.0.1:4420 <- 10.0.0.2:51234".
   virtual const char* peer() const { return ""; }
+  // Connect accepted: size the queue for the entries (SQSIZE + 1) the host asked for, as the
+  // kernel target does at Connect. False when the memory is not there: that Connect fails and
+  // only this queue ends.
+  // A long command (DSM or Write Zeroes over huge ranges) yields: the queue calls
+  // SubmissionQueue::resume(req) on its next pass. False when the transport cannot defer; the
+  // command then goes on at once.
+  virtual bool defer(Request& req) {
+    (void)req;
+    return false;
+  }
+  virtual bool size_for(uint32_t entries) {
+    (void)entries;
+    return true;
+  }
 };
 
 }  // namespace core

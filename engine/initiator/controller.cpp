@@ -83,6 +83,10 @@ Result<std::unique_ptr<IoQueue>> Controller::create_io_queue(uint16_t depth) {
   QueueParams p;
   p.qid = _next_qid;
   p.depth = depth ? depth : _target.queue_depth;
+  // depth commands fit under SQ flow control in depth + 1 entries (SQSIZE = depth, 0's based),
+  // and SQSIZE 0 is invalid, so qd 1 asks for 2 entries. Past CAP.MQES the host runs one
+  // command more than its entries, as the kernel host does.
+  p.sqsize = std::min<uint16_t>(p.depth, static_cast<uint16_t>(_cap & 0xffff));
   p.cntlid = cntlid();
   p.icd_size = io_icd_size();
   p.timeout_ms = _target.timeout_ms;

@@ -194,7 +194,8 @@ Result<Ok> IoQueue::send_connect(const Target& t) {
     Completion c;
   } w;
   RawCommand rc;
-  rc.sqe = cmd::connect(_params.qid, static_cast<uint16_t>(_params.depth - 1),
+  const uint16_t sqsize = _params.sqsize ? _params.sqsize : static_cast<uint16_t>(_params.depth - 1);
+  rc.sqe = cmd::connect(_params.qid, sqsize,
                         _params.qid == 0 ? _params.kato_ms : 0, t.disable_sqflow);
   rc.data = data;
   rc.dir = Dir::host_to_ctrl;

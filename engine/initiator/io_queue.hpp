@@ -111,7 +111,11 @@ struct QueueCounters {
 // What queue connection needs; Controller fills it from a Target.
 struct QueueParams {
   uint16_t qid = 0;
-  uint16_t depth = 32;          // command slots = Connect SQSIZE + 1
+  uint16_t depth = 32;          // command slots: commands this host keeps outstanding
+  // Connect SQSIZE (0's based entries); 0 = depth - 1, the kernel host's convention (depth
+  // commands in depth entries, one more than SQ flow control allows). Controller picks
+  // depth itself, capped at CAP.MQES, so that depth commands fit under SQ flow control.
+  uint16_t sqsize = 0;
   uint32_t kato_ms = 0;         // admin queue only
   uint16_t cntlid = 0xffff;     // 0xFFFF: dynamic (admin queue)
   uint32_t icd_size = 8192;     // in-capsule data limit for host-to-controller data

@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
+#include <new>
 
 #include "engine/core/target.hpp"
 
@@ -17,6 +19,7 @@ namespace tcp {
 namespace {
 
 inline constexpr int listen_backlog = 128;
+inline constexpr unsigned accept_backoff_min_ms = 10, accept_backoff_max_ms = 1000;
 
 std::string peer_name(const sockaddr_in& a) {
   char buf[INET_ADDRSTRLEN] = {};
@@ -107,38 +110,122 @@ void TcpTransport::accept_loop() {
   pthread_setname_np(pthread_self(), "nvmt-accept");
   std::array<epoll_event, 8> evs;
   for (;;) {
-    const int n = epoll_wait(_epoll_fd, evs.data(), static_cast<int>(evs.size()), -1);
+    const int n = epoll_wait(_epoll_fd, evs.data(), static_cast<int>(evs.size()), next_timeout_ms());
     for (int i = 0; i < n; ++i) {
       if (evs[i].data.fd == _stop_fd) return;
-      accept_one(evs[i].data.fd);
+      if (_paused_until == clock::time_point{} && !accept_one(evs[i].data.fd)) break;
     }
+    if (_paused_until != clock::time_point{} && clock::now() >= _paused_until) resume_accepting();
+    expire_handshakes();
   }
 }
 
-void TcpTransport::accept_one(int lfd) {
+// Sleep until the next handshake deadline or the end of a pause (-1: nothing to wait for).
+int TcpTransport::next_timeout_ms() {
+  auto until = clock::time_point::max();
+  if (!_handshakes.empty()) until = _handshakes.front().first;
+  if (_paused_until != clock::time_point{}) until = std::min(until, _paused_until);
+  if (until == clock::time_point::max()) return -1;
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(until - clock::now()).count();
+  return static_cast<int>(std::clamp<int64_t>(ms + 1, 0, 1000));
+}
+
+// Out of fds (EMFILE, ENFILE) or memory: the pending connection stays in the backlog, so the
+// listening socket stays readable and retrying at once would spin. Stop watching the
+// listeners, back off (10 ms doubling to 1 s), and say so once per episode.
+void TcpTransport::pause_accepting(int err) {
+  for (int fd : _listen_fds) epoll_ctl(_epoll_fd, EPOLL_CTL_DEL, fd, nullptr);
+  const bool first = _backoff_ms == 0;
+  _backoff_ms = std::min(first ? accept_backoff_min_ms : _backoff_ms * 2, accept_backoff_max_ms);
+  _paused_until = clock::now() + std::chrono::milliseconds(_backoff_ms);
+  std::lock_guard<std::recursive_mutex> lk(_mutex);
+  ++_accept_pauses;
+  if (first)
+    _target.log(core::EventLevel::warning, std::string("accept paused: ") + std::strerror(err) + " (" +
+                                               std::to_string(_queues.size()) + " connections); retrying with backoff");
+}
+
+void TcpTransport::resume_accepting() {
+  _paused_until = {};
+  for (int fd : _listen_fds) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = fd;
+    epoll_ctl(_epoll_fd, EPOLL_CTL_ADD, fd, &ev);
+  }
+}
+
+bool TcpTransport::accept_one(int lfd) {
   for (;;) {
     sockaddr_in peer{};
     socklen_t len = sizeof peer;
     const int fd = accept4(lfd, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) return;
-    const int one = 1;
-    // Small PDUs (CapsuleResp, R2T) must leave at once: latency, not bandwidth.
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    // Accepted sockets inherit most options from the listener, but not every kernel copies
-    // all of them; the listener already proved they are allowed.
-    apply_socket_options(fd, _sockopts);
-    // Attach under the lock: a live switch changes _executor under the same lock and then
-    // moves every queue it finds in _executor's task list, so none is left behind.
-    std::lock_guard<std::recursive_mutex> lk(_mutex);
-    auto* q = new TcpQueue(fd, peer_name(peer), _target, *_executor, _limits, _budgets,
-                          _mechanism.load(std::memory_order_relaxed));
+    if (fd < 0) {
+      if (errno == EMFILE || errno == ENFILE || errno == ENOMEM || errno == ENOBUFS) {
+        pause_accepting(errno);
+        return false;
+      }
+      return true;  // EAGAIN, or an error of that one connection (ECONNABORTED, …)
+    }
+    _backoff_ms = 0;
+    serve_fd(fd, peer);
+  }
+}
+
+void TcpTransport::serve_fd(int fd, const sockaddr_in& peer) {
+  const int one = 1;
+  // Small PDUs (CapsuleResp, R2T) must leave at once: latency, not bandwidth.
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  // Accepted sockets inherit most options from the listener, but not every kernel copies
+  // all of them; the listener already proved they are allowed.
+  apply_socket_options(fd, _sockopts);
+  // Attach under the lock: a live switch changes _executor under the same lock and then
+  // moves every queue it finds in _executor's task list, so none is left behind.
+  std::lock_guard<std::recursive_mutex> lk(_mutex);
+  const std::string name = peer_name(peer);
+  if (_queues.size() >= _limits.max_connections) {
+    ::close(fd);
+    ++_refused;
+    const auto now = clock::now();
+    if (now - _last_refusal_log >= std::chrono::seconds(1)) {  // one line per second in a storm
+      _last_refusal_log = now;
+      _target.log(core::EventLevel::warning, "connection from " + name + " closed: max_connections (" +
+                                                 std::to_string(_limits.max_connections) + ") reached");
+    }
+    return;
+  }
+  TcpQueue* q = nullptr;
+  try {
+    q = new TcpQueue(fd, name, _target, *_executor, _limits, _budgets, _mechanism.load(std::memory_order_relaxed));
     q->set_retire_hook([this](TcpQueue* dead) { on_retire(dead); });
     q->incoming_cpu();  // into the stats, whatever the placement asks
     _queues.insert(q);
-    q->stats().set_identity({_next_queue_id++, 0, 0, {}, q->peer(),
-                             q->mechanism() == IoMechanism::io_uring ? "io_uring" : "epoll"});
-    _registry.add_queue(&q->stats());
-    _executor->attach(*q);
+  } catch (const std::exception& e) {  // bad_alloc, or the set could not grow
+    delete q;  // closes fd
+    if (!q) ::close(fd);
+    ++_refused;
+    _target.log(core::EventLevel::warning, "connection from " + name + " closed: " + e.what());
+    return;
+  }
+  q->stats().set_identity({_next_queue_id++, 0, 0, {}, q->peer(),
+                           q->mechanism() == IoMechanism::io_uring ? "io_uring" : "epoll"});
+  _registry.add_queue(&q->stats());
+  _handshakes.emplace_back(clock::now() + std::chrono::milliseconds(_limits.connect_timeout_ms), q);
+  _executor->attach(*q);
+}
+
+// Queues past their deadline that have not completed Connect are told to close. A queue that
+// is gone (closed, retired) is no longer in _queues: its pointer is never touched.
+void TcpTransport::expire_handshakes() {
+  const auto now = clock::now();
+  std::lock_guard<std::recursive_mutex> lk(_mutex);
+  while (!_handshakes.empty() && _handshakes.front().first <= now) {
+    TcpQueue* q = _handshakes.front().second;
+    _handshakes.pop_front();
+    if (_queues.count(q) && !q->connected()) {
+      ++_connect_timeouts;
+      q->expire_handshake();
+    }
   }
 }
 
@@ -200,6 +287,9 @@ void TcpTransport::add_queue(TransportStats& s, const TcpQueue& q) {
 TransportStats TcpTransport::stats() const {
   std::lock_guard<std::recursive_mutex> lk(_mutex);
   TransportStats s = _retired;
+  s.refused = _refused;
+  s.accept_pauses = _accept_pauses;
+  s.connect_timeouts = _connect_timeouts;
   for (auto* q : _queues) add_queue(s, *q);
   s.queues = static_cast<uint32_t>(_queues.size());
   return s;

@@ -2,11 +2,15 @@
 // The NVMe/TCP transport: listening sockets, accepting connections, owning their queues.
 #include <atomic>
 #include <cstdint>
+#include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <unordered_set>
+
+#include <netinet/in.h>
 #include <vector>
 
 #include "engine/exec/executor.hpp"
@@ -20,6 +24,9 @@ namespace tcp {
 
 struct TransportStats {
   uint64_t pdus_rx = 0, pdus_tx = 0, bytes_rx = 0, bytes_tx = 0, term_sent = 0;
+  // Connections closed at accept: over max_connections, or no memory for the queue; accept
+  // pauses for lack of fds or memory; connections closed for not connecting in time.
+  uint64_t refused = 0, accept_pauses = 0, connect_timeouts = 0;
 
   uint32_t queues = 0;
 };
@@ -67,7 +74,13 @@ class TcpTransport {
 
  private:
   void accept_loop();
-  void accept_one(int lfd);
+  // Accepts what is pending on lfd. False when accepting must pause (out of fds or memory).
+  bool accept_one(int lfd);
+  void serve_fd(int fd, const sockaddr_in& peer);
+  void pause_accepting(int err);
+  void resume_accepting();
+  int next_timeout_ms();
+  void expire_handshakes();
   void on_retire(TcpQueue* q);
   static void add_queue(TransportStats& s, const TcpQueue& q);
 
@@ -89,8 +102,17 @@ class TcpTransport {
   std::condition_variable_any _moved;
   std::unordered_set<TcpQueue*> _moving;
   std::unordered_set<TcpQueue*> _queues;
+  // Accept thread only: queues that must complete Connect by a deadline, oldest first (one
+  // timeout for all, so accept order is deadline order).
+  std::deque<std::pair<std::chrono::steady_clock::time_point, TcpQueue*>> _handshakes;
+  // Accept thread only: out of fds or memory, accepting pauses until then, backing off.
+  std::chrono::steady_clock::time_point _paused_until{};
+  unsigned _backoff_ms = 0;
+  std::chrono::steady_clock::time_point _last_refusal_log{};
   // Counters of queues already gone, so totals never go backwards.
   TransportStats _retired;
+  uint64_t _refused = 0, _accept_pauses = 0, _connect_timeouts = 0;  // guarded by _mutex
+  using clock = std::chrono::steady_clock;
 };
 
 }  // namespace tcp

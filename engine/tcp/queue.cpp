@@ -12,7 +12,12 @@
 namespace tcp {
 namespace {
 
-inline constexpr size_t rx_buffer_size = 64 * 1024;
+// The boot slot takes the Connect capsule: its 1024-byte data, in the capsule, within the
+// admin in-capsule size.
+inline constexpr uint32_t boot_buf_size = admin_icd_size;
+inline constexpr uint16_t boot_ttag = 0xffff;
+// Before Connect: ICResp, the Connect's response (or C2HData + response), a C2HTermReq.
+inline constexpr size_t boot_tx_items = 4;
 
 }  // namespace
 
@@ -43,20 +48,13 @@ Budgets LiveBudgets::load() const {
 TcpQueue::TcpQueue(int fd, std::string peer, core::Target& target, exec::Executor& executor,
                    const QueueLimits& limits, const LiveBudgets& budgets, IoMechanism mechanism)
     : _fd(fd), _peer(std::move(peer)), _target(target), _executor(&executor), _limits(limits),
-      _live_budgets(budgets), _budgets(budgets.load()), _slab(2 * size_t{limits.mdts_bytes} * limits.queue_depth),
-      _ioctx(limits.queue_depth), _sq(target, *this, _stats), _cmds(new Command[limits.queue_depth]),
-      _rxbuf(new uint8_t[rx_buffer_size]) {
-  const size_t slot = 2 * size_t{limits.mdts_bytes};
-  _free.reserve(limits.queue_depth);
-  for (uint32_t i = limits.queue_depth; i-- > 0;) {
-    Command& c = _cmds[i];
-    c.index = static_cast<uint16_t>(i);
-    c.req.sq = &_sq;
-    c.req.buf = _slab.base ? _slab.base + slot * i : nullptr;
-    c.req.buf_cap = _slab.base ? limits.mdts_bytes : 0;
-    _free.push_back(static_cast<uint16_t>(i));
-  }
-  _tx.resize(2 * size_t{limits.queue_depth} + 4);
+      _live_budgets(budgets), _budgets(budgets.load()), _ioctx(limits.queue_depth), _sq(target, *this, _stats),
+      _boot(new Command), _boot_buf(new uint8_t[boot_buf_size]), _rxbuf(new uint8_t[rx_buffer_size]) {
+  _boot->index = boot_ttag;
+  _boot->req.sq = &_sq;
+  _boot->req.buf = _boot_buf.get();
+  _boot->req.buf_cap = boot_buf_size;
+  _tx.resize(boot_tx_items);
   if (mechanism == IoMechanism::io_uring) {
     std::string error;
     _usock = std::make_unique<UringSocket>(_fd, _ioctx, error);
@@ -80,10 +78,56 @@ uint32_t TcpQueue::in_capsule_size() const {
   return _sq.qid() == 0 ? admin_icd_size : _limits.io_icd_size;
 }
 
+// Connect accepted for entries slots: the slots, their buffers and the send ring, sized from
+// what the host asked for. Runs on the queue's thread while the Connect sits in the boot slot.
+bool TcpQueue::size_for(uint32_t entries) {
+  // A Connect retried after a refused one runs in one of the slots already allocated: they
+  // stay (replacing them would free the command being executed).
+  if (_cmds) return true;
+  const size_t slot = 2 * size_t{_limits.mdts_bytes};
+  auto slab = std::make_unique<Slab>(slot * entries);
+  std::unique_ptr<Command[]> cmds(new (std::nothrow) Command[entries]);
+  if (!slab->base || !cmds) return false;
+  try {
+    std::vector<TxItem> tx(2 * size_t{entries} + boot_tx_items);
+    for (size_t i = 0; i < _tx_count; ++i) tx[i] = _tx[(_tx_head + i) % _tx.size()];
+    _free.reserve(entries);
+    _deferred.reserve(entries + 1);
+    _resuming.reserve(entries + 1);
+    _tx = std::move(tx);
+  } catch (const std::bad_alloc&) {
+    return false;
+  }
+  _tx_head = 0;
+  for (uint32_t i = entries; i-- > 0;) {
+    Command& c = cmds[i];
+    c.index = static_cast<uint16_t>(i);
+    c.req.sq = &_sq;
+    c.req.buf = slab->base + slot * i;
+    c.req.buf_cap = _limits.mdts_bytes;
+    _free.push_back(static_cast<uint16_t>(i));
+  }
+  _slab = std::move(slab);
+  _cmds = std::move(cmds);
+  _ncmds = entries;
+  return true;
+}
+
+TcpQueue::Command* TcpQueue::command_of_ttag(uint16_t ttag) {
+  if (ttag == boot_ttag) return _boot.get();
+  return ttag < _ncmds ? &_cmds[ttag] : nullptr;
+}
+
 TcpQueue::Command* TcpQueue::alloc_command() {
-  if (_free.empty()) return nullptr;
-  Command* c = &_cmds[_free.back()];
-  _free.pop_back();
+  Command* c = nullptr;
+  if (!_cmds) {
+    if (_boot->state != CmdState::free) return nullptr;  // one capsule before Connect
+    c = _boot.get();
+  } else {
+    if (_free.empty()) return nullptr;
+    c = &_cmds[_free.back()];
+    _free.pop_back();
+  }
   c->digest_error = false;
   c->h2c_next = 0;
   c->early = nvme::status::success;
@@ -92,11 +136,27 @@ TcpQueue::Command* TcpQueue::alloc_command() {
 
 void TcpQueue::free_command(Command& c) {
   set_state(c, CmdState::free);
-  _free.push_back(c.index);
+  if (&c != _boot.get()) _free.push_back(c.index);
 }
 
 void TcpQueue::set_state(Command& c, CmdState s) {
   c.state = s;
+}
+
+bool TcpQueue::defer(core::Request& req) {
+  if (_deferred.size() >= _deferred.capacity()) return false;  // never allocate here
+  _deferred.push_back(&req);
+  return true;
+}
+
+// Runs the commands deferred before this round; the ones that defer again wait for the next.
+unsigned TcpQueue::resume_deferred() {
+  if (_deferred.empty()) return 0;
+  _resuming.swap(_deferred);
+  for (core::Request* r : _resuming) _sq.resume(*r);
+  const auto n = static_cast<unsigned>(_resuming.size());
+  _resuming.clear();
+  return n;
 }
 
 unsigned TcpQueue::reap(unsigned budget) {
@@ -118,6 +178,7 @@ void TcpQueue::set_executor(exec::Executor& e) {
 // Connect bound the queue: name it in the statistics (control path, once per queue).
 void TcpQueue::identify() {
   _identified = true;
+  _connected.store(true, std::memory_order_relaxed);
   if (_sq.qid() == 0) _admin.store(true, std::memory_order_relaxed);
   auto id = _stats.identity();
   id.qid = _sq.qid();
@@ -146,13 +207,19 @@ exec::Progress TcpQueue::pass(unsigned max_rx_pdus) {
     NVMT_USDT2(queue_wait_end, this, start - ready);
   }
   if (!_closing && _sq.poll_events()) _closing = true;  // controller died (KATO, admin gone)
+  if (!_closing && !_sq.connected() && _handshake_expired.load(std::memory_order_relaxed)) {
+    _closing = true;
+    _target.log(core::EventLevel::warning, "closing " + _peer + ": no ICReq and Connect within " +
+                                               std::to_string(_limits.connect_timeout_ms) + " ms");
+    _target.event("connect_timeout", "{\"peer\":" + core::json_string(_peer) + "}");
+  }
   const uint64_t deadline = _budgets.deadline_us ? start + _budgets.deadline_us * 1000ull : 0;
   unsigned ops = 0, rx_total = 0;
   _pass_bytes = 0;
   bool progress = true;
   while (progress && ops < _budgets.ops_per_pass && rx_total < max_rx_pdus) {
     // io_uring: received data arrives as CQEs, so reap before receiving.
-    const unsigned early = _usock ? reap(_budgets.reap_batch) : 0;
+    const unsigned early = (_usock ? reap(_budgets.reap_batch) : 0) + resume_deferred();
     const unsigned rx = _closing ? 0 : rx_pass(std::min(_budgets.recv_pdus, max_rx_pdus - rx_total));
     _ioctx.flush_submissions();
     const unsigned done = early + reap(_budgets.reap_batch);
@@ -175,7 +242,8 @@ exec::Progress TcpQueue::pass(unsigned max_rx_pdus) {
     _sq.unbind();  // no kicks can reach this queue after this returns
     return exec::Progress::closed;
   }
-  const bool buffered = (_rx_tail > _rx_head || (_usock && _usock->buffered())) && !_closing;
+  const bool buffered =
+      (_rx_tail > _rx_head || (_usock && _usock->buffered()) || !_deferred.empty()) && !_closing;
   return (progress || buffered) ? exec::Progress::more : exec::Progress::idle;
 }
 

@@ -34,6 +34,8 @@ struct QueueLimits {
   uint32_t io_icd_size = 8192;   // in-capsule data accepted on I/O queues
   uint32_t maxh2cdata = 128 * 1024;
   uint32_t mdts_bytes = 1 << 20;
+  uint32_t max_connections = 4096;      // the transport closes connections beyond this at accept
+  uint32_t connect_timeout_ms = 10000;  // accept to a completed Connect
 };
 
 // Budgets of one io_work pass, named after nvmet-tcp's (recv 8, send 8, 64 ops).
@@ -64,6 +66,7 @@ class LiveBudgets {
 enum class IoMechanism : uint8_t { epoll, io_uring };
 
 inline constexpr uint32_t admin_icd_size = 8192;  // NVME_TCP_ADMIN_CCSZ: Connect and friends
+inline constexpr size_t rx_buffer_size = 64 * 1024;  // the receive staging buffer of a queue
 
 // Per-command state on the wire, changed only through TcpQueue::set_state.
 enum class CmdState : uint8_t { free, recv_icd, wait_h2c, executing, sending };
@@ -99,12 +102,20 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   backend::IoContext& io_context() override { return _ioctx; }
   void kick() override;
   uint32_t in_capsule_size() const override;
+  bool size_for(uint32_t entries) override;
+  bool defer(core::Request& req) override;
   const char* peer() const override { return _peer.c_str(); }
 
   // Receive path without a socket (fuzzer, tests): processes bytes as if received.
   // Returns false once the queue decided to close.
   bool feed(std::span<const uint8_t> bytes);
   bool closing() const { return _closing; }
+  // Any thread (the accept thread's timer): close the queue unless Connect completed by now.
+  void expire_handshake() {
+    _handshake_expired.store(true, std::memory_order_relaxed);
+    kick();
+  }
+  bool connected() const { return _connected.load(std::memory_order_relaxed); }
   const QueueCounters& counters() const { return _counters; }
   stats::QueueStats& stats() { return _stats; }
   const stats::QueueStats& stats() const { return _stats; }
@@ -123,7 +134,7 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
     std::array<iovec, 3> iov;
     uint8_t niov = 0;
     TxKind kind = TxKind::control;
-    uint16_t cmd = 0;
+    Command* cmd = nullptr;
   };
 
   // receive.cpp
@@ -148,15 +159,18 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   void queue_r2t(Command& c);
   void queue_control(uint8_t* pdu, size_t len);
   void drop_tx();
+  void arm_writable();
 
   // queue.cpp
   exec::Progress pass(unsigned max_rx_pdus);
   void identify();
   void record_latency(const core::Request& req);
   Command* alloc_command();
+  Command* command_of_ttag(uint16_t ttag);
   void free_command(Command& c);
   void set_state(Command& c, CmdState s);
   unsigned reap(unsigned budget);
+  unsigned resume_deferred();
   Digests digests() const { return {_neg.hdgst, _neg.ddgst}; }
 
   int _fd;
@@ -172,18 +186,23 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   const LiveBudgets& _live_budgets;
   Budgets _budgets;  // this pass's copy
   std::atomic<bool> _admin{false};
+  std::atomic<bool> _connected{false};
+  std::atomic<bool> _handshake_expired{false};
   uint64_t _pass_bytes = 0;
   // Command data buffers: one mapping, 2 x MDTS per slot (data + Compare scratch), reserved
-  // but committed only where transfers touch it. Declared before _ioctx so it outlives any
-  // backend I/O still in flight when the queue is destroyed.
+  // but committed only where transfers touch it; mapped at Connect for the entries the host
+  // asked for (an idle or half-open connection maps none). Declared before _ioctx so it
+  // outlives any backend I/O still in flight when the queue is destroyed.
   struct Slab {
     uint8_t* base = nullptr;
     size_t len = 0;
+    Slab() = default;
     explicit Slab(size_t bytes);
     ~Slab();
     Slab(const Slab&) = delete;
     Slab& operator=(const Slab&) = delete;
-  } _slab;
+  };
+  std::unique_ptr<Slab> _slab;
   backend::IoContext _ioctx;
   // After _ioctx: destroyed first, it cancels its receive on the ring before the ring goes.
   std::unique_ptr<UringSocket> _usock;
@@ -195,9 +214,17 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   std::function<void(TcpQueue*)> _retire_hook;
   QueueCounters _counters;
 
-  // Command slots (the Io inside each is what in-flight backend operations point at).
+  // Command slots (the Io inside each is what in-flight backend operations point at). Until
+  // Connect the queue has one boot slot (ICReq, then the Connect capsule with its in-capsule
+  // data); size_for() then allocates the slots the host asked for.
+  std::unique_ptr<Command> _boot;
+  std::unique_ptr<uint8_t[]> _boot_buf;
   std::unique_ptr<Command[]> _cmds;
+  uint32_t _ncmds = 0;
   std::vector<uint16_t> _free;
+  // Commands that yielded (defer()), resumed on the next round; at most one per slot, so the
+  // reserve made in size_for() keeps it allocation-free.
+  std::vector<core::Request*> _deferred, _resuming;
 
   // Receive state.
   RxState _rx = RxState::header;

@@ -14,7 +14,6 @@
 namespace tcp {
 namespace {
 
-inline constexpr size_t rx_buffer_size = 64 * 1024;
 // Below this many data bytes, copying out of the staging buffer beats another recv().
 inline constexpr uint32_t direct_recv_min = 4096;
 
@@ -209,7 +208,6 @@ void TcpQueue::on_capsule_cmd() {
     free_command(*c);
     return fatal(Fes::data_transfer_limit_exceeded, field::plen);
   }
-  _sq.advance_sqhd();  // every capsule moves the head, even one failed before prepare()
   nvme::Status st = parse_sgl(*c);
   if (st.ok()) st = _sq.prepare(c->req);
   if (st.ok() && _fr.data_len && c->req.dir != core::DataDir::host_to_controller)
@@ -244,9 +242,9 @@ void TcpQueue::start_command(Command& c) {
 
 void TcpQueue::on_h2c_data() {
   const DataHeader h = parse_data(_hdr);
-  if (h.ttag >= _limits.queue_depth || _cmds[h.ttag].state != CmdState::wait_h2c)
-    return fatal(Fes::invalid_header_field, field::ttag);
-  Command& c = _cmds[h.ttag];
+  Command* cp = command_of_ttag(h.ttag);
+  if (!cp || cp->state != CmdState::wait_h2c) return fatal(Fes::invalid_header_field, field::ttag);
+  Command& c = *cp;
   if (h.cccid != c.req.sqe.cid()) return fatal(Fes::invalid_header_field, field::cccid);
   // A zero-length H2CData has no data part (and no PDO to skip to): nothing to accept.
   if (h.datal == 0 || h.datal != _fr.data_len) return fatal(Fes::invalid_header_field, field::datal);

@@ -25,7 +25,8 @@ void TcpQueue::drop_tx() {
 
 void TcpQueue::tx_push(const TxItem& item) {
   if (_tx_dead) return;
-  // The ring holds 2 items per command plus ICResp and TermReq: it cannot overflow.
+  // The ring holds 2 items per command plus ICResp, TermReq and the boot slot's: it cannot
+  // overflow.
   _tx[(_tx_head + _tx_count) % _tx.size()] = item;
   ++_tx_count;
 }
@@ -44,7 +45,7 @@ void TcpQueue::queue_r2t(Command& c) {
   it.iov[0] = {c.r2t_hdr.data(), write_r2t(c.r2t_hdr, r, digests())};
   it.niov = 1;
   it.kind = TxKind::r2t;
-  it.cmd = c.index;
+  it.cmd = &c;
   tx_push(it);
 }
 
@@ -72,7 +73,7 @@ void TcpQueue::complete(core::Request& req) {
       it.niov = 3;
     }
     it.kind = success_flag ? TxKind::c2h_final : TxKind::c2h;
-    it.cmd = cmd.index;
+    it.cmd = &cmd;
     tx_push(it);
     if (success_flag) return;
   }
@@ -80,7 +81,7 @@ void TcpQueue::complete(core::Request& req) {
   it.iov[0] = {cmd.resp_hdr.data(), write_capsule_resp(cmd.resp_hdr, req.cqe, digests())};
   it.niov = 1;
   it.kind = TxKind::resp;
-  it.cmd = cmd.index;
+  it.cmd = &cmd;
   tx_push(it);
 }
 
@@ -96,7 +97,14 @@ void TcpQueue::record_latency(const core::Request& req) {
 
 void TcpQueue::tx_sent(const TxItem& item) {
   _stats.pdus_tx.add();
-  if (item.kind == TxKind::resp || item.kind == TxKind::c2h_final) free_command(_cmds[item.cmd]);
+  if (item.kind == TxKind::resp || item.kind == TxKind::c2h_final) free_command(*item.cmd);
+}
+
+// The one writability rule for both mechanisms. epoll: the socket is registered edge-triggered
+// for EPOLLOUT, and a send that filled it makes the kernel signal the next drain. io_uring:
+// nobody polls the socket itself, so a POLLOUT poll goes on the ring (one at a time).
+void TcpQueue::arm_writable() {
+  if (_usock) _usock->want_writable();
 }
 
 // Sends up to budget PDUs in one sendmsg(); returns the PDUs fully sent.
@@ -109,6 +117,7 @@ unsigned TcpQueue::tx_pass(unsigned budget) {
     if (niov + it.niov > max_iov) break;
     for (uint8_t k = 0; k < it.niov; ++k) iov[niov++] = it.iov[k];
   }
+  if (niov == 0) return 0;  // a zero budget
   // Skip what a previous partial send already wrote.
   size_t skip = _tx_off, first = 0;
   while (skip >= iov[first].iov_len) skip -= iov[first++].iov_len;
@@ -118,16 +127,18 @@ unsigned TcpQueue::tx_pass(unsigned budget) {
   msghdr msg{};
   msg.msg_iov = iov.data() + first;
   msg.msg_iovlen = niov - first;
+  size_t offered = 0;
+  for (size_t k = first; k < niov; ++k) offered += iov[k].iov_len;
   const ssize_t n = ::sendmsg(_fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
-  if (n < 0) {
-    if (errno != EAGAIN && errno != EINTR) {
-      _closing = true;
-      drop_tx();
-    } else if (_usock) {
-      _usock->want_writable();  // nobody polls the socket itself under io_uring
-    }
+  if (n < 0 && errno != EAGAIN && errno != EINTR) {
+    _closing = true;
+    drop_tx();
     return 0;
   }
+  // The socket took less than offered (EAGAIN or a short send): data is left unsent, so the
+  // queue must learn when the socket drains, whatever else wakes it.
+  if (n < 0 || static_cast<size_t>(n) < offered) arm_writable();
+  if (n < 0) return 0;
   _counters.bytes_tx.add(static_cast<uint64_t>(n));
   _pass_bytes += static_cast<uint64_t>(n);
   size_t left = static_cast<size_t>(n) + _tx_off;

@@ -419,7 +419,7 @@ INSTANTIATE_TEST_SUITE_P(Rules, ConfigRule, testing::Values(
     Case{"/tcp/queue_depth", 2, "", ""},
     Case{"/tcp/queue_depth", 1024, "", ""},
     Case{"/tcp/maxh2cdata", 4096, "", ""},
-    Case{"/tcp/mdts_bytes", 4096, "", ""},
+    Case{"/tcp/mdts_bytes", 8192, "", ""},
     Case{"/tcp/mdts_bytes", 16777216, "", ""},
     Case{"/threading/threads", 0, "", ""},
     Case{"/threading/threads", 1024, "", ""},
@@ -474,6 +474,7 @@ INSTANTIATE_TEST_SUITE_P(Rules, ConfigRule, testing::Values(
     Case{"/tcp/queue_depth", 1025, "$.tcp.queue_depth", "expected 2..1024"},
     Case{"/tcp/maxh2cdata", 2048, "$.tcp.maxh2cdata", "at least 4096"},
     Case{"/tcp/mdts_bytes", 2048, "$.tcp.mdts_bytes", "power of two"},
+    Case{"/tcp/mdts_bytes", 4096, "$.tcp.mdts_bytes", "power of two"},  // MDTS 0 = unlimited
     Case{"/tcp/mdts_bytes", 33554432, "$.tcp.mdts_bytes", "power of two"},
     Case{"/tcp/mdts_bytes", 4294967296, "$.tcp.mdts_bytes", "does not fit in 32 bits"},
     Case{"/tcp/max_io_queues", 0, "$.tcp.max_io_queues", "expected 1..65535"},

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -395,6 +396,71 @@ TEST(EventExecutor, Attach200FromSeveralThreadsSpreadsRoundRobin) {
   EXPECT_GE(total_passes(ex), uint64_t(2 * kTasks));
   ex.stop();
   for (auto& t : tasks) EXPECT_EQ(t->retired.load(), 1);
+}
+
+// Issue 15 defect 4 (release vs kick ordering): tasks move back and forth between two
+// executors while other threads kick them through a guarded executor pointer (as TcpQueue::kick
+// does). A kick dropped because the task held the handover token must be covered by the pass
+// that attach() runs; a kick that lands must be run. Either way, after the last kick every task
+// runs a pass that sees it.
+TEST(EventExecutor, KicksDuringRepeatedHandoverAreNeverLost) {
+  constexpr int kTasks = 8;
+  constexpr int kKickers = 3;
+  struct Moving {
+    TestTask task;
+    std::mutex mu;  // guards ex: a kick never races the pointer swap
+    exec::Executor* ex = nullptr;
+    void kick() {
+      task.kicks.fetch_add(1);
+      std::lock_guard lk(mu);
+      ex->schedule(task);
+    }
+  };
+  EventExecutor a({.threads = 2});
+  EventExecutor b({.threads = 2});
+  std::vector<std::unique_ptr<Moving>> tasks;
+  for (int i = 0; i < kTasks; ++i) {
+    tasks.push_back(std::make_unique<Moving>());
+    tasks.back()->ex = &a;
+    a.attach(tasks.back()->task);
+  }
+  for (auto& m : tasks) ASSERT_TRUE(wait_for([&] { return m->task.passes.load() >= 1; }));
+
+  std::atomic<bool> kicking{true};
+  std::vector<std::thread> kickers;
+  for (int k = 0; k < kKickers; ++k)
+    kickers.emplace_back([&, k] {
+      std::mt19937 rng(k);
+      while (kicking.load()) tasks[rng() % kTasks]->kick();
+    });
+  // Each round releases every task from the executor it is on and attaches it to the other.
+  for (int round = 0; round < 200; ++round) {
+    std::atomic<int> moved{0};
+    for (auto& m : tasks) {
+      exec::Executor* from = m->ex;
+      exec::Executor* to = from == &a ? static_cast<exec::Executor*>(&b) : &a;
+      Moving* mp = m.get();
+      from->release(m->task, [mp, to, &moved](exec::Task& t) {
+        {
+          std::lock_guard lk(mp->mu);
+          mp->ex = to;
+        }
+        to->attach(t);
+        moved.fetch_add(1);
+      });
+    }
+    ASSERT_TRUE(wait_for([&] { return moved.load() == kTasks; })) << "round " << round;
+  }
+  kicking = false;
+  for (auto& th : kickers) th.join();
+  for (auto& m : tasks) {
+    ASSERT_TRUE(wait_for([&] { return m->task.observed_kicks.load() == m->task.kicks.load(); }))
+        << "lost kick: " << m->task.kicks.load() << " kicks, last pass saw " << m->task.observed_kicks.load();
+    EXPECT_EQ(m->task.overlaps.load(), 0);
+  }
+  a.stop();
+  b.stop();
+  for (auto& m : tasks) EXPECT_EQ(m->task.retired.load(), 1);
 }
 
 }  // namespace

@@ -84,11 +84,8 @@ bool UringFileBackend::submit(IoContext& ctx, Io& io) {
     io.result = -ERANGE;
     return true;
   }
-  bool ioctl_op = io.op == IoOp::write_zeroes || io.op == IoOp::discard;
-  if (_t.block_device && ioctl_op) {
-    io.result = block_device_range(io);  // no io_uring opcode for BLKZEROOUT/BLKDISCARD
-    return true;
-  }
+  // Block devices take both as fallocate too (blkdev_fallocate: ZERO_RANGE, and PUNCH_HOLE as
+  // an unmapping zero-out), so they run on the ring instead of an ioctl blocking the worker.
   io_uring* ring = ctx.ring();
   io_uring_sqe* sqe = ring != nullptr ? get_sqe(ctx, ring) : nullptr;
   if (sqe == nullptr) {
@@ -145,16 +142,6 @@ int UringFileBackend::run_sync(const Io& io) const {
           fallocate(_t.fd, fallocate_mode(io.op), static_cast<off_t>(io.offset), io.length));
   }
   return -EINVAL;
-}
-
-int UringFileBackend::block_device_range(const Io& io) const {
-  uint64_t range[2] = {io.offset, io.length};
-  unsigned long request = io.op == IoOp::discard ? BLKDISCARD : BLKZEROOUT;
-  while (true) {
-    int ret = ioctl(_t.fd, request, range);
-    if (ret == 0) return 0;
-    if (errno != EINTR) return -errno;
-  }
 }
 
 // --- opening ---------------------------------------------------------------------------------

@@ -45,7 +45,6 @@ class UringFileBackend final : public Backend {
   int fd_for(const Io& io) const;
   void prep(io_uring_sqe* sqe, const Io& io) const;
   int run_sync(const Io& io) const;
-  int block_device_range(const Io& io) const;
 
   FileTarget _t;
 };

@@ -16,6 +16,8 @@ class NullBackend final : public Backend {
       : _size_bytes(size_bytes), _delay_ns(uint64_t{delay_us} * 1000) {}
   std::string_view kind() const override { return "null"; }
   uint64_t size_bytes() const override { return _size_bytes; }
+  // Reads return whatever the buffer held: nothing is stored, so nothing reads as zeroes.
+  bool reads_zeroes_after_deallocate() const override { return false; }
   bool submit(IoContext& ctx, Io& io) override;
 
  private:

@@ -122,6 +122,7 @@ class Worker {
   void detach(Task& task);
   void release_now(Task& task, const std::function<void(Task&)>& handover);
   void drop_from_lists(Task& task);
+  void take_pending_push(Task& task);
   void shutdown();
   void add_fd(Task& task, int fd);
   void register_task(Task& task);
@@ -455,6 +456,22 @@ void Worker::detach(Task& task) {
   task.retire();  // may delete the task: never touch it again
 }
 
+// The task's token is held by a kick: find the task on _kicked or take it off _remote, waiting
+// for a push that is a few instructions away. Other tasks taken with it keep their token and
+// run next iteration.
+void Worker::take_pending_push(Task& task) {
+  if (std::find(_kicked.begin(), _kicked.end(), &task) != _kicked.end()) return;
+  for (bool found = false; !found; std::this_thread::yield()) {
+    for (Task* t = _remote.take_all(); t != nullptr;) {
+      Task* next = t->exec_next;
+      if (t == &task) found = true;
+      else _kicked.push_back(t);
+      t = next;
+    }
+    if (found) return;
+  }
+}
+
 void Worker::drop_from_lists(Task& task) {
   unregister_task(task);
   for (Task* t = _remote.take_all(); t != nullptr;) {
@@ -468,10 +485,13 @@ void Worker::drop_from_lists(Task& task) {
   std::erase(_batch, &task);
 }
 
-// Live switching: called between passes, so io_work is not running. The task keeps (or takes)
-// the exec_scheduled token so kicks during the move are dropped instead of queued here.
+// Live switching: called between passes, so io_work is not running. The task takes the
+// exec_scheduled token so kicks during the move are dropped instead of queued here. If a
+// schedule() already held it, that kick is on _kicked or _remote, or still between winning the
+// token and its push: wait for the push, or it would land on this worker's list after the
+// handover and run the task here while its new executor runs it too (issue 15, defect 4).
 void Worker::release_now(Task& task, const std::function<void(Task&)>& handover) {
-  task.exec_scheduled.store(true, std::memory_order_release);
+  if (task.exec_scheduled.exchange(true, std::memory_order_acq_rel)) take_pending_push(task);
   drop_from_lists(task);
   task.exec_worker = -1;
   handover(task);
@@ -581,9 +601,10 @@ void EventExecutor::attach(Task& task) {
 }
 
 void EventExecutor::schedule(Task& task) {
+  if (task.exec_scheduled.exchange(true, std::memory_order_acq_rel)) return;  // already pending
+  // Only the token holder reads exec_worker: during a release it is -1 while the token is held.
   assert(task.exec_worker >= 0 && size_t(task.exec_worker) < _workers.size() &&
          "schedule() before attach()");
-  if (task.exec_scheduled.exchange(true, std::memory_order_acq_rel)) return;  // already pending
   if (task.exec_ready_ns.load(std::memory_order_relaxed) == 0)
     task.exec_ready_ns.store(monotonic_ns(), std::memory_order_relaxed);
   event::Worker& worker = *_workers[task.exec_worker];

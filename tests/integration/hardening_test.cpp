@@ -1,0 +1,580 @@
+// Engine hardening (issue 15): hostile and heavy hosts against the real engine over loopback.
+// Each test names the defect it guards; each failed before its fix.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/control/config.hpp"
+#include "engine/control/engine.hpp"
+#include "engine/initiator/commands.hpp"
+#include "engine/initiator/initiator.hpp"
+#include "engine/nvme/le.hpp"
+#include "support/engine_config.hpp"
+
+namespace {
+
+using namespace initiator;
+using namespace std::chrono_literals;
+
+constexpr const char* test_nqn = "nqn.2026-12.io.nvmetune:harden";
+constexpr const char* host_nqn = "nqn.2014-08.org.nvmexpress:uuid:aaaaaaaa-0000-4000-8000-00000000000f";
+constexpr uint32_t block = 512;
+constexpr uint64_t MiB = 1024 * 1024;
+
+#define ASSERT_RESULT(r) ASSERT_TRUE(r) << (r).error().to_string()
+
+// One command's completion, waited for by driving the queue.
+struct Waiter {
+  bool done = false;
+  Completion c;
+  Callback callback() {
+    return {[](void* ctx, const Completion& c) {
+              auto* w = static_cast<Waiter*>(ctx);
+              w->c = c;
+              w->done = true;
+            },
+            this};
+  }
+  bool wait(IoQueue& q, std::chrono::milliseconds timeout) {
+    const auto end = std::chrono::steady_clock::now() + timeout;
+    while (!done && std::chrono::steady_clock::now() < end) q.wait(100);
+    return done;
+  }
+};
+
+class HardeningTest : public ::testing::Test {
+ protected:
+  control::Config config(uint64_t ns_bytes = 64 * MiB) {
+    backend::BackendSpec b;
+    b.kind = "ram";
+    b.size_bytes = ns_bytes;
+    auto c = test_support::one_namespace_config(test_nqn, b, block);
+    c.threading.mode = "bound";
+    c.threading.threads = 1;
+    c.threading.cpus = {0};
+    return c;
+  }
+
+  void serve(const control::Config& c) {
+    _engine = std::make_unique<engine::Engine>(c);
+    const auto errs = _engine->start();
+    for (const auto& e : errs) ADD_FAILURE() << "engine start: " << e.path << ": " << e.message;
+    ASSERT_TRUE(errs.empty());
+    _port = _engine->listeners().at(0).port;
+  }
+
+  void TearDown() override {
+    if (_engine) _engine->stop();
+  }
+
+  Target target() const {
+    Target t;
+    t.port = _port;
+    t.subnqn = test_nqn;
+    t.hostnqn = host_nqn;
+    t.hostid[0] = 0x0f;
+    return t;
+  }
+
+  std::unique_ptr<engine::Engine> _engine;
+  uint16_t _port = 0;
+};
+
+// Defect 1: a short send under io_uring left the rest of a C2HData queued with nothing armed
+// to wake the queue. A 16 MiB read does not fit the socket's buffers (wmem/rmem maxima are
+// 4 and 6 MiB), so every pass after the first writes only part of the one PDU left.
+TEST_F(HardeningTest, IoUringShortSendResumes) {
+  constexpr uint32_t big = 16 * MiB;
+  auto c = config();
+  c.threading.io_mechanism = "io_uring";
+  c.tcp.mdts_bytes = big;
+  ASSERT_NO_FATAL_FAILURE(serve(c));
+  auto ctrl = Controller::connect(target());
+  ASSERT_RESULT(ctrl);
+  auto q = (*ctrl)->create_io_queue(4);
+  ASSERT_RESULT(q);
+  std::vector<uint8_t> buf(big);
+  for (int i = 0; i < 4; ++i) {
+    Waiter w;
+    ASSERT_TRUE((*q)->submit(Io{Op::read, 1, 0, static_cast<uint16_t>(big / block - 1), buf, false, w.callback()}));
+    std::this_thread::sleep_for(100ms);  // the target fills the socket and stops mid-PDU
+    ASSERT_TRUE(w.wait(**q, 10s)) << "read " << i << " never completed: the rest of the C2HData stayed queued";
+    ASSERT_TRUE(w.c.ok());
+  }
+}
+
+// Defect 8: qd 1 sent SQSIZE 0 (invalid) and Connect was refused. A queue of depth d now asks
+// for d + 1 entries, so d commands fit under SQ flow control; d = MQES + 1 still connects.
+TEST_F(HardeningTest, QueueDepthOneConnects) {
+  ASSERT_NO_FATAL_FAILURE(serve(config()));
+  auto ctrl = Controller::connect(target());
+  ASSERT_RESULT(ctrl);
+  const uint16_t mqes = static_cast<uint16_t>((*ctrl)->cap() & 0xffff);
+  for (uint16_t depth : {uint16_t{1}, uint16_t{2}, mqes, static_cast<uint16_t>(mqes + 1)}) {
+    auto q = (*ctrl)->create_io_queue(depth);
+    ASSERT_RESULT(q) << " depth " << depth;
+    std::vector<uint8_t> buf(4096);
+    Waiter w;
+    ASSERT_TRUE((*q)->submit(Io{Op::read, 1, 0, 7, buf, false, w.callback()}));
+    ASSERT_TRUE(w.wait(**q, 10s));
+    EXPECT_TRUE(w.c.ok()) << " depth " << depth;
+  }
+}
+
+// Defect 6: SQHD advanced when a capsule arrived, so a host that follows SQ flow control to
+// the letter (submits whenever SQHD says an entry is free) overran the queue's slots and was
+// terminated. The host here keeps the SQ full for many rounds while completions are delayed;
+// then a kernel-style host runs MQES + 1 commands at once in MQES + 1 entries.
+TEST_F(HardeningTest, SqFlowControlAtFullDepth) {
+  auto c = config();
+  c.subsystems[0].namespaces[0].backend.delay_us = 5000;  // commands stay in flight
+  ASSERT_NO_FATAL_FAILURE(serve(c));
+  auto ctrl = Controller::connect(target());
+  ASSERT_RESULT(ctrl);
+  const uint16_t mqes = static_cast<uint16_t>((*ctrl)->cap() & 0xffff);
+  const uint32_t entries = mqes + 1u;
+
+  QueueParams p;
+  p.qid = 2;  // create_io_queue below takes qid 1
+  p.cntlid = (*ctrl)->cntlid();
+  p.depth = static_cast<uint16_t>(2 * entries);  // more slots than entries: SQHD is the limit
+  p.sqsize = mqes;
+  auto q = IoQueue::connect(target(), p);
+  ASSERT_RESULT(q);
+
+  struct Host {
+    uint32_t tail = 0, head = 0, done = 0, failed = 0, max_outstanding = 0;
+    uint32_t entries = 0;
+    static void on_done(void* ctx, const Completion& c) {
+      auto* h = static_cast<Host*>(ctx);
+      ++h->done;
+      if (!c.ok()) ++h->failed;
+      h->head = c.cqe.sqhd;
+    }
+    bool full() const { return (tail + 1) % entries == head; }
+  } h;
+  h.entries = entries;
+  // Connect was the queue's first SQ entry: its response says the head moved past it.
+  h.tail = 1;
+  h.head = (*q)->connect_response().sqhd;
+  EXPECT_EQ(h.head, 1u);
+  std::vector<uint8_t> buf(512);
+  const uint32_t total = 8 * entries;
+  uint32_t submitted = 0;
+  const auto end = std::chrono::steady_clock::now() + 30s;
+  while (h.done < total && std::chrono::steady_clock::now() < end) {
+    while (submitted < total && !h.full()) {
+      ASSERT_TRUE((*q)->submit(Io{Op::read, 1, submitted % 64, 0, buf, false, {&Host::on_done, &h}}))
+          << "no free slot with " << (*q)->outstanding() << " outstanding";
+      ++submitted;
+      h.tail = (h.tail + 1) % entries;
+      h.max_outstanding = std::max(h.max_outstanding, (*q)->outstanding());
+    }
+    ASSERT_GE((*q)->wait(100), 0) << (*q)->error().to_string();
+  }
+  ASSERT_EQ(h.done, total) << (*q)->error().to_string();
+  EXPECT_EQ(h.failed, 0u);
+  EXPECT_EQ(h.max_outstanding, mqes) << "the host kept the SQ full (entries - 1 outstanding)";
+
+  // The kernel host's convention: SQSIZE + 1 commands in flight at once.
+  auto k = (*ctrl)->create_io_queue(static_cast<uint16_t>(entries));
+  ASSERT_RESULT(k);
+  Host all;
+  for (uint32_t i = 0; i < entries; ++i)
+    ASSERT_TRUE((*k)->submit(Io{Op::read, 1, i % 64, 0, buf, false, {&Host::on_done, &all}}));
+  EXPECT_EQ((*k)->outstanding(), entries);
+  const auto end2 = std::chrono::steady_clock::now() + 30s;
+  while (all.done < entries && std::chrono::steady_clock::now() < end2) ASSERT_GE((*k)->wait(100), 0);
+  EXPECT_EQ(all.done, entries);
+  EXPECT_EQ(all.failed, 0u);
+}
+
+// Defect 3: DSM ranges recursed (one stack frame per 1 GiB piece) and ran to the end before
+// anything else on the worker: 256 ranges of 1 TiB held it for hundreds of ms. They now walk
+// in a loop and yield between passes, so a read sent right behind the DSM completes first.
+TEST_F(HardeningTest, HugeDeallocateYieldsToOtherCommands) {
+  constexpr uint64_t TiB = 1ull << 40;
+  backend::BackendSpec b;
+  b.kind = "null";
+  b.size_bytes = 256 * TiB;
+  auto c = test_support::one_namespace_config(test_nqn, b, block);
+  c.threading.mode = "bound";
+  c.threading.threads = 1;
+  c.threading.cpus = {0};
+  ASSERT_NO_FATAL_FAILURE(serve(c));
+  auto ctrl = Controller::connect(target());
+  ASSERT_RESULT(ctrl);
+  auto q = (*ctrl)->create_io_queue(4);
+  ASSERT_RESULT(q);
+  std::vector<uint8_t> ranges(256 * 16);
+  const uint32_t nlb = static_cast<uint32_t>(TiB / block);
+  for (uint32_t i = 0; i < 256; ++i) cmd::put_dsm_range(ranges, i, uint64_t{i} * nlb, nlb);
+  std::vector<uint8_t> buf(4096);
+  int order = 0, dsm_at = 0, read_at = 0;
+  struct Order {
+    int* counter;
+    int* at;
+    Completion c;
+  } dsm{&order, &dsm_at, {}}, rd{&order, &read_at, {}};
+  const CompletionFn record = [](void* ctx, const Completion& c) {
+    auto* o = static_cast<Order*>(ctx);
+    *o->at = ++*o->counter;
+    o->c = c;
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE((*q)->submit(Io{Op::dsm, 1, 0, 0, ranges, false, {record, &dsm}}));
+  ASSERT_TRUE((*q)->submit(Io{Op::read, 1, 0, 7, buf, false, {record, &rd}}));
+  const auto end = t0 + 60s;
+  while (order < 2 && std::chrono::steady_clock::now() < end) ASSERT_GE((*q)->wait(100), 0);
+  ASSERT_EQ(order, 2);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+  std::printf("256 x 1 TiB deallocate: %lld ms\n", static_cast<long long>(ms.count()));
+  EXPECT_TRUE(dsm.c.ok());
+  EXPECT_TRUE(rd.c.ok());
+  EXPECT_LT(read_at, dsm_at) << "the read waited behind the whole deallocate";
+}
+
+// Defect 3: DLFEAT promises that deallocated (and zeroed) blocks read back as zeroes; each
+// backend either keeps that promise or does not make it.
+class DeallocateReadsZeroes : public HardeningTest, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(DeallocateReadsZeroes, AsDlfeatPromises) {
+  backend::BackendSpec b;
+  b.kind = GetParam();
+  b.size_bytes = 64 * MiB;
+  std::string path;
+  if (b.kind == "file") {
+    char tmpl[] = "/tmp/nvmetune-dlfeat-XXXXXX";
+    const int fd = mkstemp(tmpl);
+    ASSERT_GE(fd, 0);
+    close(fd);
+    unlink(tmpl);
+    path = tmpl;
+    b.path = path;
+    b.create = true;
+  }
+  auto c = test_support::one_namespace_config(test_nqn, b, block);
+  c.threading.threads = 1;
+  c.threading.cpus = {0};
+  ASSERT_NO_FATAL_FAILURE(serve(c));
+  auto ctrl = Controller::connect(target());
+  ASSERT_RESULT(ctrl);
+  auto id = (*ctrl)->identify(0, 1);
+  ASSERT_RESULT(id);
+  const bool promises_zeroes = ((*id)[33] & 7) == 1;
+  auto q = (*ctrl)->create_io_queue(4);
+  ASSERT_RESULT(q);
+  auto run = [&](Io io) {
+    Waiter w;
+    io.done = w.callback();
+    EXPECT_TRUE((*q)->submit(io));
+    EXPECT_TRUE(w.wait(**q, 10s));
+    return w.c.ok();
+  };
+  // 64 KiB of pattern at LBA 0 and at LBA 1024, then deallocate the first, zero the second.
+  std::vector<uint8_t> pattern(64 * 1024, 0xa5), got(64 * 1024);
+  const uint16_t nlb0 = 64 * 1024 / block - 1;
+  ASSERT_TRUE(run(Io{Op::write, 1, 0, nlb0, pattern}));
+  ASSERT_TRUE(run(Io{Op::write, 1, 1024, nlb0, pattern}));
+  std::vector<uint8_t> ranges(16);
+  cmd::put_dsm_range(ranges, 0, 0, nlb0 + 1u);
+  ASSERT_TRUE(run(Io{Op::dsm, 1, 0, 0, ranges}));
+  ASSERT_TRUE(run(Io{Op::write_zeroes, 1, 1024, nlb0, {}}));
+  if (!promises_zeroes) {
+    EXPECT_EQ(b.kind, "null") << "only the null backend may decline DLFEAT's read-zeroes";
+  } else {
+    for (uint64_t lba : {uint64_t{0}, uint64_t{1024}}) {
+      std::fill(got.begin(), got.end(), 0xff);
+      ASSERT_TRUE(run(Io{Op::read, 1, lba, nlb0, got}));
+      EXPECT_TRUE(std::all_of(got.begin(), got.end(), [](uint8_t v) { return v == 0; }))
+          << b.kind << ": LBA " << lba << " does not read back as zeroes";
+    }
+  }
+  if (!path.empty()) unlink(path.c_str());
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryBackend, DeallocateReadsZeroes, ::testing::Values("ram", "null", "file"));
+
+// ---- Defect 2: accept storms -----------------------------------------------------------------
+
+long rss_kib() {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  char line[256];
+  long kib = -1;
+  while (f && std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "VmRSS: %ld", &kib) == 1) break;
+  if (f) std::fclose(f);
+  return kib;
+}
+
+double cpu_seconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+size_t open_fds() {
+  size_t n = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) n += e.is_symlink() ? 1 : 0;
+  return n;
+}
+
+int tcp_connect(uint16_t port) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd >= 0 && connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// CPU this process uses over one second of wall time, as a share of one core.
+double cpu_share_over_1s() {
+  const double c0 = cpu_seconds();
+  const auto t0 = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(1s);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return (cpu_seconds() - c0) / wall;
+}
+
+// /proc/self/task/TID/stat of the engine's accept thread, opened now (the fd-limit test reads
+// it when no fd is left to open).
+int open_accept_thread_stat() {
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task")) {
+    FILE* f = std::fopen((e.path() / "comm").c_str(), "r");
+    char name[32] = {};
+    if (f && std::fgets(name, sizeof name, f) && std::string(name) == "nvmt-accept\n") {
+      std::fclose(f);
+      return open((e.path() / "stat").c_str(), O_RDONLY | O_CLOEXEC);
+    }
+    if (f) std::fclose(f);
+  }
+  return -1;
+}
+
+// utime + stime of a thread, in clock ticks.
+long thread_ticks(int stat_fd) {
+  char buf[1024] = {};
+  if (pread(stat_fd, buf, sizeof buf - 1, 0) <= 0) return -1;
+  const char* p = std::strrchr(buf, ')');  // the name may hold spaces
+  long utime = 0, stime = 0;
+  if (!p || std::sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %ld %ld", &utime, &stime) != 2) return -1;
+  return utime + stime;
+}
+
+// 5,000 TCP connections that never send ICReq: each costs a bounded amount of memory (no
+// command slots or buffers before Connect), the engine stays idle, and a real host is served.
+TEST_F(HardeningTest, IdleConnectionStorm) {
+  constexpr int idle = 5000;
+  rlimit lim{};
+  getrlimit(RLIMIT_NOFILE, &lim);
+  if (lim.rlim_max < 2 * idle + 256) GTEST_SKIP() << "needs RLIMIT_NOFILE >= " << 2 * idle + 256;
+  rlimit raised = lim;
+  raised.rlim_cur = lim.rlim_max;
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &raised), 0);
+  auto c = config();
+  c.tcp.max_connections = idle + 16;
+  c.tcp.connect_timeout_ms = 120000;  // they stay while measured
+  ASSERT_NO_FATAL_FAILURE(serve(c));
+  const long rss0 = rss_kib();
+  const size_t fds0 = open_fds();
+  std::vector<int> socks;
+  for (int i = 0; i < idle; ++i) {
+    const int fd = tcp_connect(_port);
+    ASSERT_GE(fd, 0) << "connect " << i << ": " << std::strerror(errno);
+    socks.push_back(fd);
+  }
+  // Accepted: one server fd per client fd.
+  const auto end = std::chrono::steady_clock::now() + 30s;
+  while (open_fds() < fds0 + 2 * idle && std::chrono::steady_clock::now() < end) std::this_thread::sleep_for(50ms);
+  ASSERT_GE(open_fds(), fds0 + 2 * idle) << "the engine did not accept them all";
+  const long rss1 = rss_kib();
+  const double cpu = cpu_share_over_1s();
+  const long per_conn = (rss1 - rss0) * 1024 / idle;
+  std::printf("idle connections: %d, RSS %ld -> %ld KiB (%ld bytes each), CPU %.1f %% of a core while idle\n",
+              idle, rss0, rss1, per_conn, 100 * cpu);
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)  // their allocators add redzones
+  EXPECT_LT(per_conn, 96 * 1024) << "memory per idle connection (178 KiB before slots were sized at Connect)";
+#endif
+  EXPECT_LT(cpu, 0.5) << "the engine is not idle";
+  auto ctrl = Controller::connect(target());
+  ASSERT_RESULT(ctrl);
+  auto q = (*ctrl)->create_io_queue(4);
+  ASSERT_RESULT(q);
+  for (int fd : socks) close(fd);
+  setrlimit(RLIMIT_NOFILE, &lim);
+}
+
+// Out of fds: the accept loop spun at 100 % on EMFILE. It now backs off, stays idle, and
+// serves the connections waiting in the backlog once fds are free again.
+TEST_F(HardeningTest, AcceptBacksOffAtFdLimit) {
+  ASSERT_NO_FATAL_FAILURE(serve(config()));
+  int stat_fd = -1;
+  for (int i = 0; i < 100 && stat_fd < 0; ++i, std::this_thread::sleep_for(10ms)) stat_fd = open_accept_thread_stat();
+  ASSERT_GE(stat_fd, 0) << "no nvmt-accept thread";
+  const long rss0 = rss_kib();
+  constexpr int clients = 100;
+  std::vector<int> socks;
+  for (int i = 0; i < clients; ++i) socks.push_back(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  rlimit lim{};
+  getrlimit(RLIMIT_NOFILE, &lim);
+  rlimit low = lim;
+  low.rlim_cur = open_fds() + 10;  // the engine may accept about 10, then EMFILE
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(_port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  for (int fd : socks) ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  std::this_thread::sleep_for(200ms);
+  // The accept thread's own CPU time over a second: a spinning thread gets its share of a
+  // CPU even on a loaded machine (tens of ticks); a backed-off one wakes a few times.
+  const long t0 = thread_ticks(stat_fd);
+  std::this_thread::sleep_for(1s);
+  const long ticks = thread_ticks(stat_fd) - t0;
+  const long hz = sysconf(_SC_CLK_TCK);
+  std::printf("at the fd limit with %d connections waiting: accept thread CPU %ld ms in 1 s, RSS %ld KiB\n",
+              clients, ticks * 1000 / hz, rss0);
+  setrlimit(RLIMIT_NOFILE, &lim);
+  close(stat_fd);
+  EXPECT_LE(ticks * 1000 / hz, 20) << "the accept loop spins on EMFILE";
+  auto ctrl = Controller::connect(target());
+  ASSERT_RESULT(ctrl);
+  auto q = (*ctrl)->create_io_queue(4);
+  ASSERT_RESULT(q);
+  for (int fd : socks) close(fd);
+}
+
+// Waits until the target closes fd (recv returns 0 or an error).
+bool closed_by_peer(int fd, std::chrono::milliseconds timeout) {
+  timeval tv{static_cast<time_t>(timeout.count() / 1000), static_cast<suseconds_t>(timeout.count() % 1000 * 1000)};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  char b;
+  const ssize_t n = recv(fd, &b, 1, 0);
+  return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+}
+
+// max_connections: connections beyond it are closed at accept. connect_timeout_ms: a
+// connection that sends no ICReq and Connect in time is closed. A real host is served after.
+TEST_F(HardeningTest, ConnectionLimitAndConnectTimeout) {
+  auto c = config();
+  c.tcp.max_connections = 3;
+  c.tcp.connect_timeout_ms = 300;
+  ASSERT_NO_FATAL_FAILURE(serve(c));
+  std::vector<int> socks;
+  for (int i = 0; i < 3; ++i) socks.push_back(tcp_connect(_port));
+  std::this_thread::sleep_for(100ms);  // accepted before the next ones arrive
+  const int over = tcp_connect(_port);
+  ASSERT_GE(over, 0);
+  EXPECT_TRUE(closed_by_peer(over, 5000ms)) << "the fourth connection was not closed";
+  for (int fd : socks) EXPECT_TRUE(closed_by_peer(fd, 10000ms)) << "an idle connection outlived the timeout";
+  for (int fd : socks) close(fd);
+  close(over);
+  auto ctrl = Controller::connect(target());
+  ASSERT_RESULT(ctrl);
+  const auto events = _engine->events(0, 1000);
+  EXPECT_TRUE(std::any_of(events.begin(), events.end(), [](const auto& e) { return e.kind == "connect_timeout"; }));
+}
+
+// ---- Defect 7: queue and controller lifecycle details --------------------------------------
+
+// An admin Connect must ask for the dynamic controller (CNTLID FFFFh).
+TEST_F(HardeningTest, AdminConnectNeedsDynamicCntlid) {
+  ASSERT_NO_FATAL_FAILURE(serve(config()));
+  QueueParams p;
+  p.qid = 0;
+  p.depth = 32;
+  p.cntlid = 1;
+  auto q = IoQueue::connect(target(), p);
+  EXPECT_FALSE(q) << "admin Connect with CNTLID 1 was accepted";
+  p.cntlid = 0xffff;
+  auto ok = IoQueue::connect(target(), p);
+  EXPECT_TRUE(ok) << ok.error().to_string();
+}
+
+// A CNTLID freed by a disconnect is not handed to the next controller at once.
+TEST_F(HardeningTest, CntlidNotReusedAtOnce) {
+  ASSERT_NO_FATAL_FAILURE(serve(config()));
+  uint16_t first = 0;
+  {
+    auto a = Controller::connect(target());
+    ASSERT_RESULT(a);
+    first = (*a)->cntlid();
+  }
+  const auto end = std::chrono::steady_clock::now() + 5s;  // the target notices the close
+  while (std::chrono::steady_clock::now() < end && _engine->stats().disconnects < 1) std::this_thread::sleep_for(10ms);
+  auto b = Controller::connect(target());
+  ASSERT_RESULT(b);
+  EXPECT_NE((*b)->cntlid(), first);
+}
+
+// With SQ flow control disabled at Connect, every CQE carries SQHD FFFFh.
+TEST_F(HardeningTest, SqhdIsFfffWithoutFlowControl) {
+  ASSERT_NO_FATAL_FAILURE(serve(config()));
+  auto t = target();
+  t.disable_sqflow = true;
+  auto ctrl = Controller::connect(t);
+  ASSERT_RESULT(ctrl);
+  auto q = (*ctrl)->create_io_queue(4);
+  ASSERT_RESULT(q);
+  std::vector<uint8_t> buf(4096, 1);
+  Waiter w;
+  ASSERT_TRUE((*q)->submit(Io{Op::write, 1, 0, 7, buf, false, w.callback()}));
+  ASSERT_TRUE(w.wait(**q, 10s));
+  ASSERT_TRUE(w.c.ok());
+  EXPECT_EQ(w.c.cqe.sqhd, 0xffff);
+}
+
+// CC.EN with a page size (MPS) or command set (CSS) CAP does not offer: CSTS.CFS, never RDY.
+TEST_F(HardeningTest, CcMpsAndCssChecked) {
+  ASSERT_NO_FATAL_FAILURE(serve(config()));
+  for (uint32_t bad : {1u << 7 /* MPS 8 KiB */, 6u << 4 /* CSS 110b */}) {
+    QueueParams p;
+    p.qid = 0;
+    p.depth = 32;
+    auto q = IoQueue::connect(target(), p);
+    ASSERT_RESULT(q);
+    const uint32_t cc = 1u | (6u << 16) | (4u << 20) | bad;  // EN, IOSQES 6, IOCQES 4
+    auto set = sync_raw(**q, RawCommand{cmd::property_set(nvme::Property::cc, cc, false)}, 5000);
+    ASSERT_RESULT(set);
+    auto csts = sync_raw(**q, RawCommand{cmd::property_get(nvme::Property::csts, false)}, 5000);
+    ASSERT_RESULT(csts);
+    EXPECT_EQ(csts->cqe.dw0 & 3u, 2u) << "CC " << std::hex << cc << ": CSTS " << csts->cqe.dw0;
+  }
+}
+
+// OAES lists only the events the engine raises (namespace attribute notices); MDTS is never
+// 0 ("unlimited"): the smallest mdts_bytes is two pages.
+TEST_F(HardeningTest, OaesAndMdtsTellTheTruth) {
+  auto c = config();
+  c.tcp.mdts_bytes = 4096;
+  EXPECT_FALSE(control::validate(c).empty()) << "mdts_bytes 4096 would advertise MDTS 0 (no limit)";
+  c.tcp.mdts_bytes = 8192;
+  ASSERT_NO_FATAL_FAILURE(serve(c));
+  auto ctrl = Controller::connect(target());
+  ASSERT_RESULT(ctrl);
+  auto id = (*ctrl)->identify(1);
+  ASSERT_RESULT(id);
+  EXPECT_EQ(nvme::get_le<uint32_t>(id->data(), 92), 1u << 8);  // OAES
+  EXPECT_EQ((*id)[77], 1);  // MDTS: 2^1 pages of 4 KiB
+}
+
+}  // namespace
