@@ -273,7 +273,7 @@ TEST(Config, ReportsEveryMistakeInOnePassWithExactPaths) {
       {"$.tcp.queue_depth", "out of range: 1 (expected 2..1024)"},
       {"$.tcp.maxh2cdata", "multiple of 4"},
       {"$.tcp.mdts_bytes", "power of two"},
-      {"$.tcp.so_priority", "must be -1 (not set) to 15 (got 16)"},
+      {"$.tcp.so_priority", "out of range: 16 (expected -1..15)"},
       {"$.tcp.busy_poll_us", "out of range: 1000001 (expected 0..1000000)"},
       {"$.tcp.prefer_busy_poll", "expected true or false"},
       {"$.threading.mode", "unknown execution mode \"warp\" (expected one of: \"bound\", \"unbound\", \"poll\", \"inline\")"},
