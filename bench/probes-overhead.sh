@@ -17,24 +17,9 @@ perf_cpu=${PERF_CPU:-1}
 out_dir=${OUT:-$(mktemp -d /tmp/nvmetune-probes-bench.XXXXXX)}
 mkdir -p "$out_dir"
 nqn=nqn.2026-12.io.nvmetune:probes-bench
-sock=$out_dir/ctl.sock
-cat >"$out_dir/config.json" <<JSON
-{
-  "listeners": [{"trtype": "tcp", "traddr": "127.0.0.1", "trsvcid": "0"}],
-  "subsystems": [{"nqn": "$nqn", "allow_any_host": true,
-                  "namespaces": [{"nsid": 1, "backend": "null", "size": "64GiB", "block_size": 4096}]}],
-  "threading": {"mode": "bound", "cpumask": "$target_cpu"}
-}
-JSON
-spid=
-cleanup() { [ -n "$spid" ] && kill "$spid" 2>/dev/null && wait "$spid" 2>/dev/null; }
-trap cleanup EXIT
-taskset -c "$target_cpu" "$bin" serve --config "$out_dir/config.json" --control-socket "$sock" \
-  >"$out_dir/serve.out" 2>"$out_dir/serve.err" &
-spid=$!
-for _ in $(seq 100); do grep -qx "nvmetune: ready" "$out_dir/serve.out" 2>/dev/null && break; sleep 0.1; done
-port=$(sed -n 's/^nvmetune: listening on tcp 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$out_dir/serve.out" | head -1)
-[ -n "$port" ] || { echo "serve did not start" >&2; cat "$out_dir/serve.err" >&2; exit 1; }
+# shellcheck source=lib-target.sh
+. "$(dirname "$0")/lib-target.sh"
+start_bench_target "$bin"
 
 probes() {  # probes start|stop
   for p in $probes_on; do
