@@ -58,6 +58,10 @@ class Task {
   // Set by io_work: whether the pass moved anything (busy-polling executors sleep after a
   // period of passes that did not).
   bool exec_did_work = false;
+  // Set by io_work: the pass left data unsent because the socket was full (EAGAIN or a short
+  // send) and only the socket draining will let it go on. Executors that re-arm fds one-shot
+  // arm EPOLLOUT exactly then; an idle task whose socket is writable must not be woken by it.
+  bool exec_tx_blocked = false;
 };
 
 // Monotonic nanoseconds, the clock of every latency and wait measurement in the engine.

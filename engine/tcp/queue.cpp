@@ -216,6 +216,7 @@ exec::Progress TcpQueue::pass(unsigned max_rx_pdus) {
   const uint64_t deadline = _budgets.deadline_us ? start + _budgets.deadline_us * 1000ull : 0;
   unsigned ops = 0, rx_total = 0;
   _pass_bytes = 0;
+  exec_tx_blocked = false;
   bool progress = true;
   while (progress && ops < _budgets.ops_per_pass && rx_total < max_rx_pdus) {
     // io_uring: received data arrives as CQEs, so reap before receiving.

@@ -104,7 +104,10 @@ void TcpQueue::tx_sent(const TxItem& item) {
 // for EPOLLOUT, and a send that filled it makes the kernel signal the next drain. io_uring:
 // nobody polls the socket itself, so a POLLOUT poll goes on the ring (one at a time).
 void TcpQueue::arm_writable() {
-  if (_usock) _usock->want_writable();
+  if (_usock)
+    _usock->want_writable();
+  else
+    exec_tx_blocked = true;  // one-shot executors arm EPOLLOUT for it (exec::Task)
 }
 
 // Sends up to budget PDUs in one sendmsg(); returns the PDUs fully sent.

@@ -478,11 +478,6 @@ TEST_F(HardeningTest, ConnectionLimitAndConnectTimeout) {
   auto c = config();
   c.tcp.max_connections = 3;
   c.tcp.connect_timeout_ms = 300;
-  // Known defect, left open: in bound mode with queue_cpu "incoming" (the default), the timeout's
-  // kick to a queue whose host never sent a byte is lost on one of the two workers here, so that
-  // queue closes only when its host does. Round-robin placement (and unbound, poll) close every
-  // one on time; this test checks the limit and the timeout there until the placement is fixed.
-  c.threading.queue_cpu = "round_robin";
   ASSERT_NO_FATAL_FAILURE(serve(c));
   std::vector<int> socks;
   for (int i = 0; i < 3; ++i) socks.push_back(tcp_connect(_port));

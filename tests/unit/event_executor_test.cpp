@@ -307,6 +307,41 @@ TEST(EventExecutor, CloseWithPendingRemoteKick) {
   EXPECT_EQ(other.retired.load(), 1);
 }
 
+// Three kicks gathered into one batch, the first task closes: the two behind it still run.
+// (Detaching once erased the closed task from the batch being iterated, which slid the next
+// task under the loop's iterator; its token was already spent, so its kick was lost: issue 15,
+// the middle of three expiring handshakes that never closed.)
+TEST(EventExecutor, TasksBehindAClosingTaskInOneBatchStillRun) {
+  std::atomic<bool> armed{false}, holding{false}, let_go{false};
+  EventExecutor ex({.threads = 1});
+  TestTask blocker, closing, second, third;
+  blocker.hook = [&](TestTask&) {  // once armed, hold the worker while the kicks pile up
+    if (!armed.load()) return;
+    holding = true;
+    while (!let_go.load()) std::this_thread::yield();
+  };
+  for (TestTask* t : {&blocker, &closing, &second, &third}) ex.attach(*t);
+  ASSERT_TRUE(wait_for([&] {
+    return blocker.passes.load() >= 1 && closing.passes.load() >= 1 && second.passes.load() >= 1 &&
+           third.passes.load() >= 1;
+  }));
+  ASSERT_TRUE(wait_for([&] { return closing.in_progress.load() == false; }));
+  const int second_passes = second.passes.load(), third_passes = third.passes.load();
+  armed = true;
+  ex.schedule(blocker);
+  ASSERT_TRUE(wait_for([&] { return holding.load(); }));
+  armed = false;
+  closing.send('c');
+  ex.schedule(closing);
+  ex.schedule(second);
+  ex.schedule(third);
+  let_go = true;
+  ASSERT_TRUE(wait_for([&] { return closing.retired.load() == 1; }));
+  EXPECT_TRUE(wait_for([&] { return second.passes.load() > second_passes; })) << "the kick behind the closed task was lost";
+  EXPECT_TRUE(wait_for([&] { return third.passes.load() > third_passes; }));
+  ex.stop();
+}
+
 TEST(EventExecutor, WatchFdAddedLaterTriggersIoWork) {
   int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   ASSERT_GE(efd, 0);

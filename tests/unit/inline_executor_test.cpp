@@ -184,6 +184,7 @@ class TestTask : public exec::Task {
       if (n <= 0) break;
       to_send.fetch_sub(n);
     }
+    exec_tx_blocked = to_send.load() > 0;
   }
 
   bool drain_socket() {

@@ -83,6 +83,7 @@ class TestTask : public exec::Task {
     bool close_now = drain_socket();
     handle_watch();
     pump_out();
+    if (after_send) after_send(*this);
     Progress p = Progress::idle;
     if (more_budget.load() > 0) {
       more_budget.fetch_sub(1);
@@ -124,6 +125,7 @@ class TestTask : public exec::Task {
   std::string thread_name;              // of the latest pass; read when passes is stable
   std::mutex name_mu;
   std::function<void(TestTask&)> hook;
+  std::function<void(TestTask&)> after_send;  // runs after pump_out, inside the pass
   std::atomic<int>* retire_counter = nullptr;
   bool delete_on_retire = false;
   exec::Executor* executor = nullptr;   // the one to kick (the test's own bookkeeping)
@@ -154,6 +156,7 @@ class TestTask : public exec::Task {
       if (n <= 0) break;
       to_send.fetch_sub(n);
     }
+    exec_tx_blocked = to_send.load() > 0;
   }
 
   bool drain_socket() {
@@ -568,6 +571,36 @@ TEST_P(Unbound, BlockedSenderResumesWhenWritable) {
   }, 30s)) << got << " of " << kTotal;
   ASSERT_TRUE(settle(task));  // and no spinning afterwards: the pass count comes to rest
   EXPECT_EQ(task.overlaps.load(), 0);
+}
+
+// The peer drains the socket after the pass hit EAGAIN but before the executor re-arms the
+// fds: the writable edge has passed already. The task must still be woken (one-shot pods once
+// asked poll() at re-arm time, found the socket writable, armed no EPOLLOUT and lost it).
+TEST_P(Unbound, SenderDrainedBeforeRearmStillResumes) {
+  constexpr long kTotal = 1l << 20;
+  TestTask task;
+  std::atomic<long> drained{0};
+  std::atomic<int> drains{0};
+  task.after_send = [&](TestTask& t) {
+    if (t.to_send.load() > 0 && drains.load() < 3) {  // blocked: empty the socket behind its back
+      drains.fetch_add(1);
+      drained.fetch_add(t.read_peer());
+    }
+  };
+  UnboundExecutor ex(GetParam().cfg);
+  ex.attach(task);
+  ASSERT_TRUE(wait_for([&] { return task.passes.load() >= 1; }));
+  ASSERT_TRUE(settle(task));
+  task.to_send = kTotal;
+  ex.schedule(task);
+  // Nobody else reads yet: each further drain needs the wake-up the previous one left behind.
+  ASSERT_TRUE(wait_for([&] { return drains.load() == 3; })) << drains.load() << " drains";
+  long got = 0;
+  ASSERT_TRUE(wait_for([&] {
+    got += task.read_peer();
+    return got + drained.load() == kTotal;
+  }, 20s)) << got + drained.load() << " of " << kTotal;
+  ASSERT_TRUE(settle(task));
 }
 
 // Holds the task inside io_work, releases it, and checks the handover comes once, after that

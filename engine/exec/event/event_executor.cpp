@@ -362,17 +362,17 @@ void Worker::gather(const epoll_event* events, int n) {
 // request. Returns false when the worker must stop; tasks received with it are retired unrun.
 bool Worker::take_control() {
   std::vector<Task*> incoming;
+  std::vector<std::pair<Task*, std::function<void(Task&)>>> releases;
   bool stop;
   {
+    // One critical section: a release taken apart from its attach (attach enqueued after the
+    // first swap, release before the second) found no task here and was dropped, so its
+    // handover never came (the TSan hang in KicksDuringRepeatedHandoverAreNeverLost).
     std::lock_guard lock(_ctl_mu);
     _ctl_pending.store(false, std::memory_order_relaxed);
     incoming.swap(_ctl_attach);
-    stop = _ctl_stop;
-  }
-  std::vector<std::pair<Task*, std::function<void(Task&)>>> releases;
-  {
-    std::lock_guard lock(_ctl_mu);
     releases.swap(_ctl_release);
+    stop = _ctl_stop;
   }
   for (Task* task : incoming) {
     _tasks.push_back(task);
@@ -450,6 +450,10 @@ void Worker::run_task(Task& task) {
 // that io_work returned, but a schedule() that completed just before may have pushed the task
 // onto _remote (or _kicked). The task may be freed by retire(), so first empty _remote: drop the
 // dying task, move the others to _kicked (still holding their token; they run next iteration).
+// It stays in _batch, which run_batch() is iterating: erasing there would shift the next task
+// under the loop's iterator and skip it, and that task's token is already cleared, so its kick
+// would be lost (issue 15: the middle of three expiring handshakes never closed). Its _ran slot
+// is marked, so the stale pointer is never dereferenced again.
 void Worker::detach(Task& task) {
   drop_from_lists(task);
   publish_tasks();
@@ -482,7 +486,6 @@ void Worker::drop_from_lists(Task& task) {
   std::erase(_ready, &task);
   std::erase(_kicked, &task);
   std::erase(_tasks, &task);
-  std::erase(_batch, &task);
 }
 
 // Live switching: called between passes, so io_work is not running. The task takes the
@@ -493,6 +496,7 @@ void Worker::drop_from_lists(Task& task) {
 void Worker::release_now(Task& task, const std::function<void(Task&)>& handover) {
   if (task.exec_scheduled.exchange(true, std::memory_order_acq_rel)) take_pending_push(task);
   drop_from_lists(task);
+  std::erase(_batch, &task);  // take_control() runs before run_batch(): the list is not in use
   task.exec_worker = -1;
   handover(task);
 }

@@ -7,10 +7,11 @@
 // Readiness. A pod with one worker registers fds edge-triggered (nobody else could take an
 // event). A pod with several workers registers them EPOLLONESHOT, so a running task's fds wake
 // no sibling; the owner re-arms the fds that fired with EPOLL_CTL_MOD before going idle.
-// EPOLLOUT is armed only while the fd is not writable (poll() at re-arm time): EPOLL_CTL_MOD
-// reports current readiness, so a writable socket armed for EPOLLOUT would fire at every re-arm
-// and spin. Only the owner sends, so a socket found writable cannot turn full before the next
-// pass, which re-evaluates it.
+// EPOLLOUT is armed only while the task says its last pass was stopped by a full socket
+// (Task::exec_tx_blocked): EPOLL_CTL_MOD reports current readiness, so a writable socket armed
+// for EPOLLOUT fires at once. That is what a blocked sender needs (the peer may have drained the
+// socket between the EAGAIN and the re-arm; asking poll() then, as we once did, lost that
+// wake-up), and what an idle task must not get (it would spin).
 //
 // Run list (attach, kicks, requeues): per pod, a lock-free stack of slots. Any worker takes it
 // whole with one exchange (no ABA); in a shared pod it keeps the oldest slot and pushes the rest
@@ -21,7 +22,6 @@
 // one fd, and a pod has one set.
 #include "engine/exec/unbound/unbound_executor.hpp"
 
-#include <poll.h>
 #include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -238,13 +238,11 @@ void Pod::rearm(Slot& s, const Task& t) {
   if (!_shared) return;
   const uint8_t fired = s.disarmed.exchange(0, std::memory_order_acq_rel);
   const auto fds = t.fds();
-  std::array<pollfd, 2> p{};
-  for (unsigned i = 0; i < fds.size(); ++i) p[i] = {fds[i], POLLOUT, 0};  // fd -1 is skipped
-  if (poll(p.data(), p.size(), 0) < 0) std::fill(p.begin(), p.end(), pollfd{-1, 0, POLLOUT});
   for (unsigned i = 0; i < fds.size(); ++i) {
     if (fds[i] < 0) continue;
     const uint8_t bit = uint8_t(1u << i);
-    const bool want_out = (p[i].revents & POLLOUT) == 0;
+    // Only the socket (fds[0]) is written to; the completion eventfd never blocks a sender.
+    const bool want_out = i == 0 && t.exec_tx_blocked;
     if (!(fired & bit) && want_out == bool(s.armed_out & bit)) continue;  // armed as wanted
     epoll_event ev{};
     ev.events = kOneshotEvents | (want_out ? EPOLLOUT : 0u);
