@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* biolat: block_rq_issue -> block_rq_complete per request (libbpf-tools' biolatency without
- * its -Q queued mode), per disk and filterable by one disk. Requests are keyed by address; the
+ * its -Q queued mode), per disk, limited to a set of disks (the engine's, or one asked for). Requests are keyed by address; the
  * completion may run on another CPU, so the start map is shared. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -12,8 +12,14 @@
 #define MINORBITS 20
 
 const volatile bool per_disk = true;
-const volatile bool filter_dev = false;
-const volatile __u32 targ_dev = 0;
+const volatile bool filter_dev = false; /* only the disks in `disks` */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BIOLAT_MAX_DISKS);
+	__type(key, __u32); /* dev, as disk_dev() */
+	__type(value, __u8);
+} disks SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -37,9 +43,13 @@ SEC("tp_btf/block_rq_issue")
 int BPF_PROG(biolat_issue, struct request *rq)
 {
 	__u64 r = (__u64)rq, ts;
+	__u32 dev;
 
-	if (filter_dev && disk_dev(rq) != targ_dev)
-		return 0;
+	if (filter_dev) {
+		dev = disk_dev(rq);
+		if (!bpf_map_lookup_elem(&disks, &dev))
+			return 0;
+	}
 	ts = bpf_ktime_get_ns();
 	bpf_map_update_elem(&issued, &r, &ts, BPF_ANY);
 	return 0;

@@ -1,10 +1,15 @@
 // biolat's loader (biolat.bpf.c): block I/O latency per disk, optionally of one disk.
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <vector>
 
 #include "probes/biolat.h"
 #include "probes/bpf_maps.hpp"
@@ -33,6 +38,36 @@ std::string disk_name(uint32_t dev) {
   return slash ? slash + 1 : target;
 }
 
+// The kernel dev_t of the whole disk a (partition or disk) device belongs to: what disk_dev()
+// in biolat.bpf.c compares, since requests carry the disk, not the partition.
+uint32_t whole_disk(dev_t d) {
+  char path[80];
+  std::snprintf(path, sizeof path, "/sys/dev/block/%u:%u/partition", major(d), minor(d));
+  if (access(path, F_OK) == 0) {
+    std::snprintf(path, sizeof path, "/sys/dev/block/%u:%u/../dev", major(d), minor(d));
+    unsigned maj = 0, min = 0;
+    if (FILE* f = std::fopen(path, "re")) {
+      const bool ok = std::fscanf(f, "%u:%u", &maj, &min) == 2;
+      std::fclose(f);
+      if (ok) return (maj << kernel_minor_bits) | min;
+    }
+  }
+  return kernel_dev(d);
+}
+
+// The disk under a namespace's file or block device; false when it is on no block device
+// (tmpfs, overlay: major 0 has no /sys/dev/block entry) or gone.
+bool disk_of_path(const std::string& path, uint32_t& dev) {
+  struct stat st{};
+  if (stat(path.c_str(), &st) != 0) return false;
+  const dev_t d = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
+  char sys[64];
+  std::snprintf(sys, sizeof sys, "/sys/dev/block/%u:%u", major(d), minor(d));
+  if (access(sys, F_OK) != 0) return false;
+  dev = whole_disk(d);
+  return true;
+}
+
 // The filter names a disk: "loop0", "/dev/loop0" or "7:0".
 bool parse_disk(const std::string& filter, uint32_t& dev, std::string& error) {
   unsigned maj = 0, min = 0;
@@ -44,10 +79,28 @@ bool parse_disk(const std::string& filter, uint32_t& dev, std::string& error) {
   const std::string path = filter.find('/') == std::string::npos ? "/dev/" + filter : filter;
   struct stat st{};
   if (stat(path.c_str(), &st) != 0 || !S_ISBLK(st.st_mode)) {
-    error = std::string(source) + ": \"" + filter + "\" is not a block device (give loop0, /dev/loop0 or MAJ:MIN)";
+    error = std::string(source) + ": \"" + filter + "\" is not a block device (give loop0, /dev/loop0, MAJ:MIN or all)";
     return false;
   }
   dev = kernel_dev(st.st_rdev);
+  return true;
+}
+
+// The disks to watch: the one the filter names; every disk for "all"; else the disks under the
+// engine's namespaces, or every disk when none of them is on one. Empty = every disk.
+bool disks_to_watch(const ProbeOptions& options, std::vector<uint32_t>& disks, std::string& error) {
+  if (options.filter == "all") return true;
+  if (!options.filter.empty()) {
+    uint32_t dev = 0;
+    if (!parse_disk(options.filter, dev, error)) return false;
+    disks.push_back(dev);
+    return true;
+  }
+  for (const std::string& path : options.backing_paths) {
+    uint32_t dev = 0;
+    if (disk_of_path(path, dev) && std::find(disks.begin(), disks.end(), dev) == disks.end()) disks.push_back(dev);
+  }
+  if (disks.size() > BIOLAT_MAX_DISKS) disks.clear();  // more than a map holds: watch them all
   return true;
 }
 
@@ -74,14 +127,21 @@ class Biolat final : public Probe {
 }  // namespace
 
 std::unique_ptr<Probe> load_biolat(const ProbeOptions& options, std::string& error) {
-  uint32_t dev = 0;
-  if (!options.filter.empty() && !parse_disk(options.filter, dev, error)) return nullptr;
+  std::vector<uint32_t> disks;
+  if (!disks_to_watch(options, disks, error)) return nullptr;
   auto skel = open_load_attach(source, NVMT_SKELETON_OPS(biolat), [&](biolat_bpf& s) {
     s.rodata->per_disk = options.per_key;
-    s.rodata->filter_dev = !options.filter.empty();
-    s.rodata->targ_dev = dev;
+    s.rodata->filter_dev = !disks.empty();
   }, error);
   if (!skel) return nullptr;
+  // Filled after attach: requests issued meanwhile are not counted, none is miscounted.
+  const uint8_t yes = 1;
+  for (uint32_t dev : disks) {
+    if (bpf_map_update_elem(bpf_map__fd(skel->maps.disks), &dev, &yes, BPF_ANY) != 0) {
+      error = std::string(source) + ": cannot fill the disk filter (errno " + std::to_string(errno) + ")";
+      return nullptr;
+    }
+  }
   return std::make_unique<Biolat>(std::move(skel), options.per_key);
 }
 

@@ -13,6 +13,9 @@ struct ProbeOptions {
   std::string filter;      // the probe's own filter (wqlat: workqueue name; biolat: device)
   bool per_key = true;     // one histogram per thread/workqueue/device/syscall beside the total
   std::string binary;      // usdtlat: the executable carrying the USDT points ("" = this one)
+  // biolat without a filter: the files and block devices behind the engine's namespaces; it
+  // watches the disks they live on. Empty: every disk.
+  std::vector<std::string> backing_paths;
 };
 
 // What one collection returns: histograms and counters of the interval since the last one.

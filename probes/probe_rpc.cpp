@@ -37,9 +37,20 @@ std::vector<control::ConfigError> read_params(const json& params, bool filter_al
   return errors;
 }
 
+// The files and block devices behind the engine's namespaces, as configured now (namespaces
+// come and go live).
+std::vector<std::string> backing_paths(const engine::Engine& engine) {
+  std::vector<std::string> out;
+  for (const auto& s : engine.config().subsystems)
+    for (const auto& ns : s.namespaces)
+      if (!ns.backend.path.empty()) out.push_back(ns.backend.path);
+  return out;
+}
+
 }  // namespace
 
 void add_probe_methods(control::RpcMethodTable& table, ProbeSet& probes, engine::Engine& engine) {
+  probes.set_backing_paths([&engine] { return backing_paths(engine); });
   table["probes.list"] = [&probes](const json&) {
     json out = json::array();
     for (const auto& s : probes.list()) out.push_back(status_json(s));

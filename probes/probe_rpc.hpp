@@ -10,7 +10,8 @@
 
 namespace probes {
 
-// probes and engine must outlive the table.
+// probes and engine must outlive the table. Also tells probes where the engine's namespaces
+// live (biolat watches those disks).
 void add_probe_methods(control::RpcMethodTable& table, ProbeSet& probes, engine::Engine& engine);
 
 }  // namespace probes

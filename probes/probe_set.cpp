@@ -15,6 +15,7 @@ ProbeOptions ProbeSet::options_for(const std::string& name, const std::string& f
   o.tgid = kind && kind->per_process ? _tgid : 0;
   o.filter = filter;
   o.per_key = true;
+  if (_backing_paths && filter.empty()) o.backing_paths = _backing_paths();
   return o;
 }
 

@@ -3,6 +3,7 @@
 // read once per sampler interval into the engine's snapshot (collect_into is the snapshot
 // provider serve installs), so probe data shares the engine's time axis, store and plots.
 // Thread-safe: start/stop/list come from the control thread, collect_into from the sampler's.
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -37,6 +38,9 @@ class ProbeSet {
   std::string stop(const std::string& name);
   void stop_all();
   std::vector<std::string> running() const;
+  // Where the engine's namespaces live (file paths, block devices), asked at each start: biolat
+  // watches those disks unless told otherwise. Set before the control socket opens.
+  void set_backing_paths(std::function<std::vector<std::string>()> paths) { _backing_paths = std::move(paths); }
 
   // Appends every running probe's interval to s (histograms and counters).
   void collect_into(stats::Snapshot& s);
@@ -49,6 +53,7 @@ class ProbeSet {
   ProbeOptions options_for(const std::string& name, const std::string& filter) const;
 
   int _tgid;
+  std::function<std::vector<std::string>()> _backing_paths;
   mutable std::mutex _mu;
   std::map<std::string, Running> _running;
   std::map<std::string, std::string> _unavailable;  // name -> reason, once found

@@ -60,6 +60,9 @@ struct BackendSpec {
   // null, ram: every operation completes this long after submission (0 = at once), through
   // the queue's io_uring like file I/O; a known latency for tests and histogram checks.
   uint32_t delay_us = 0;
+  // ram: fault every page in at creation (and again after Write Zeroes/Deallocate), so reads
+  // never hit the shared zero page and writes never fault: what a benchmark must measure.
+  bool populate = false;
 };
 
 // Opens the backend described by spec. On failure returns nullptr and sets error.

@@ -64,6 +64,7 @@ void check_backend(Checker& c, const NamespaceConfig& ns, const std::string& p) 
     c.error(p + ".size", "required when \"create\" is true (the size of the new file)");
   if (is_file && b.delay_us != 0) c.error(p + ".delay_us", "only backends \"null\" and \"ram\" take a delay");
   c.range(p + ".delay_us", b.delay_us, 0, max_backend_delay_us);
+  if (b.populate && b.kind != "ram") c.error(p + ".populate", "only backend \"ram\" can be populated");
   if (b.size_bytes != 0 && (ns.block_size == 512 || ns.block_size == 4096) &&
       b.size_bytes % ns.block_size != 0)
     c.error(p + ".size", "must be a multiple of block_size " + std::to_string(ns.block_size) +

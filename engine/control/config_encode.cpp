@@ -29,6 +29,7 @@ json to_json(const NamespaceConfig& ns) {
   if (ns.backend.size_bytes) j["size"] = ns.backend.size_bytes;
   if (!ns.uuid.empty()) j["uuid"] = ns.uuid;
   if (ns.backend.delay_us) j["delay_us"] = ns.backend.delay_us;
+  if (ns.backend.populate) j["populate"] = true;
   if (ns.backend.kind == "file")
     j.update({{"path", ns.backend.path}, {"create", ns.backend.create}, {"direct", ns.backend.direct}});
   return j;

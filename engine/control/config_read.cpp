@@ -20,8 +20,8 @@ constexpr std::array<std::string_view, 1> listener_required{"traddr"};
 constexpr std::array<std::string_view, 6> subsystem_keys{"nqn", "serial", "model",
                                                          "allow_any_host", "hosts", "namespaces"};
 constexpr std::array<std::string_view, 1> subsystem_required{"nqn"};
-constexpr std::array<std::string_view, 9> namespace_keys{"nsid", "backend", "size", "block_size",
-                                                         "uuid", "path", "create", "direct", "delay_us"};
+constexpr std::array<std::string_view, 10> namespace_keys{"nsid", "backend", "size", "block_size", "uuid",
+                                                          "path", "create", "direct", "delay_us", "populate"};
 constexpr std::array<std::string_view, 2> namespace_required{"nsid", "backend"};
 
 // The tuning sections' keys are the settings schema's.
@@ -79,6 +79,7 @@ NamespaceConfig read_namespace(JsonReader& r, const json& v, const std::string& 
   if (auto b = r.boolean(v, "create", path)) ns.backend.create = *b;
   if (auto b = r.boolean(v, "direct", path)) ns.backend.direct = *b;
   if (auto n = r.u32(v, "delay_us", path)) ns.backend.delay_us = *n;
+  if (auto b = r.boolean(v, "populate", path)) ns.backend.populate = *b;
   return ns;
 }
 

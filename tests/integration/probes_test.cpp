@@ -308,6 +308,30 @@ TEST(ProbesTest, BiolatCountsItsDiskOnly) {
   EXPECT_NE(error.find("not a block device"), std::string::npos) << error;
 }
 
+// No filter: only the disks under the engine's namespaces (here: a block device namespace on
+// one loop device); "all": every disk.
+TEST(ProbesTest, BiolatWatchesTheNamespacesDisksByDefault) {
+  REQUIRE_TRACING();
+  test_support::LoopDevice mine(16 << 20), other(16 << 20);
+  if (!mine.ok() || !other.ok()) GTEST_SKIP() << "no loop devices: " << mine.error() << other.error();
+  probes::ProbeOptions o{0, "", true, {}};
+  o.backing_paths = {mine.path(), "/nonexistent/namespace.img"};  // a vanished file is skipped
+  auto engine_disks = load("biolat", o);
+  o.filter = "all";
+  auto every_disk = load("biolat", o);
+  ASSERT_TRUE(engine_disks && every_disk);
+  engine_disks->collect();
+  every_disk->collect();
+  constexpr int writes = 100;
+  write_blocks(mine.path(), writes);
+  write_blocks(other.path(), writes);
+  const probes::ProbeData d = engine_disks->collect(), all = every_disk->collect();
+  EXPECT_GE(count_of(d, "disk=" + mine.name()), static_cast<uint64_t>(writes));
+  EXPECT_EQ(count_of(d, "disk=" + other.name()), 0u) << other.name() << " is no namespace's";
+  EXPECT_GE(count_of(all, "disk=" + other.name()), static_cast<uint64_t>(writes));
+  EXPECT_GE(count_of(all, "disk=" + mine.name()), static_cast<uint64_t>(writes));
+}
+
 TEST(ProbesTest, WqlatCountsTheLoopWorkqueue) {
   REQUIRE_TRACING();
   test_support::LoopDevice loop(16 << 20);

@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -274,6 +275,37 @@ TEST_F(RamBackendTest, WriteZeroesAndDiscardReadBackZeroes) {
     EXPECT_TRUE(all_zero(in.get() + 512, 10 * block));
     size_t tail = 512 + 10 * block;
     EXPECT_EQ(std::memcmp(in.get() + tail, out.get() + tail, 16 * block - tail), 0);
+  }
+}
+
+// Pages of [p, p + len) that are resident (mincore).
+size_t resident_pages(const uint8_t* p, size_t len) {
+  std::vector<unsigned char> vec(len / block);
+  if (mincore(const_cast<uint8_t*>(p), len, vec.data()) != 0) return 0;
+  return size_t(std::count_if(vec.begin(), vec.end(), [](unsigned char v) { return v & 1; }));
+}
+
+// populate: every page resident from creation on, and again after Deallocate dropped them
+// (a read must not be served from the shared zero page); without it, nothing is.
+TEST(RamBackendPopulate, EveryPageResidentFromCreationAndAfterDeallocate) {
+  constexpr uint64_t bytes = 16ull << 20;
+  constexpr size_t pages = bytes / block;
+  for (bool populate : {false, true}) {
+    BackendSpec spec;
+    spec.kind = "ram";
+    spec.size_bytes = bytes;
+    spec.populate = populate;
+    std::string error;
+    auto ram = backend::open_backend(spec, error);
+    ASSERT_NE(ram, nullptr) << error;
+    std::span<uint8_t> mem = backend::ram_backend_memory(*ram);
+    EXPECT_EQ(resident_pages(mem.data(), bytes), populate ? pages : 0u) << "populate " << populate;
+    if (!populate) continue;
+    IoContext ctx{ring_entries};
+    Io d = make_io(IoOp::discard, 0, 64 * block);
+    ASSERT_EQ(run(*ram, ctx, d), 0);
+    EXPECT_EQ(resident_pages(mem.data(), bytes), pages);
+    EXPECT_TRUE(all_zero(mem.data(), 64 * block));
   }
 }
 

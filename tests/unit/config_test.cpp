@@ -467,6 +467,8 @@ INSTANTIATE_TEST_SUITE_P(Rules, ConfigRule, testing::Values(
     Case{"/subsystems/0/namespaces/0/uuid", "not-a-uuid", "$.subsystems[0].namespaces[0].uuid", "invalid UUID"},
     Case{"/subsystems/0/namespaces/0/backend", "nvme", "$.subsystems[0].namespaces[0].backend", "unknown backend"},
     Case{"/subsystems/0/namespaces/0/path", "/tmp/x", "$.subsystems[0].namespaces[0].path", "only backend \"file\""},
+    Case{"/subsystems/0/namespaces/2/populate", true, "$.subsystems[0].namespaces[2].populate", "only backend \"ram\""},
+    Case{"/subsystems/0/namespaces/0/populate", 1, "$.subsystems[0].namespaces[0].populate", "expected true or false"},
     Case{"/subsystems/0/namespaces/2/size", 6144, "$.subsystems[0].namespaces[2].size", "multiple of block_size 4096"},
     Case{"/subsystems/1/nqn", "nqn.2026-12.io.nvmetune:a", "$.subsystems[1].nqn", "duplicate subsystem NQN"},
     Case{"/tcp/in_capsule_data_size", 131088, "$.tcp.in_capsule_data_size", "expected 0..131072"},

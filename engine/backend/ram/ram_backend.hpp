@@ -1,7 +1,8 @@
 #pragma once
 // The RAM backend: a namespace held in anonymous memory, served synchronously with memcpy.
 // Pages cost memory only once written (MAP_NORESERVE), so a large namespace is cheap to
-// declare; Write Zeroes and Deallocate give whole pages back to the kernel. With a delay, data
+// declare; Write Zeroes and Deallocate give whole pages back to the kernel. Populated
+// (BackendSpec::populate), every page is resident from creation on and stays so. With a delay, data
 // is copied at submission and the completion comes that long after, via the queue's io_uring.
 #include <cstdint>
 #include <memory>
@@ -15,8 +16,8 @@ namespace backend {
 class RamBackend final : public Backend {
  public:
   // Takes ownership of a mapping of size_bytes at memory (munmapped on destruction).
-  RamBackend(uint8_t* memory, uint64_t size_bytes, uint32_t delay_us = 0)
-      : _memory(memory), _size_bytes(size_bytes), _delay_ns(uint64_t{delay_us} * 1000) {}
+  RamBackend(uint8_t* memory, uint64_t size_bytes, uint32_t delay_us = 0, bool populated = false)
+      : _memory(memory), _size_bytes(size_bytes), _delay_ns(uint64_t{delay_us} * 1000), _populated(populated) {}
   ~RamBackend() override;
   RamBackend(const RamBackend&) = delete;
   RamBackend& operator=(const RamBackend&) = delete;
@@ -32,6 +33,7 @@ class RamBackend final : public Backend {
   uint8_t* _memory;
   uint64_t _size_bytes;
   uint64_t _delay_ns;
+  bool _populated;
 };
 
 // Requires spec.size_bytes to be a positive multiple of 4096. On failure returns nullptr and
