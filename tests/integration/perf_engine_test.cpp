@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <memory>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -145,19 +146,29 @@ TEST(PerfAgainstEngine, PercentilesLandAtAnInjectedBackendDelay) {
   spec.qd = 4;
   spec.time_s = 2;
   spec.ramp_s = 0.2;
-  test_support::WakeupLateness late(static_cast<uint64_t>(delay_ns));
-  const initiator::LoadResult r = initiator::run_load(spec);
-  late.stop();
-  ASSERT_EQ(r.status, initiator::LoadResult::Status::ok) << r.error;
-  ASSERT_TRUE(r.failure.empty()) << r.failure;
-  ASSERT_GT(r.read.h.count, 100u);
   // p50 and p90 within 10 %; p99 gets a wider bound; each plus how late this machine woke a
-  // sleeping thread at that percentile during the run (it still fails when completions are
-  // reaped late as a rule on a quiet machine).
-  for (double p : {50.0, 90.0, 99.0}) {
-    const double v = r.read.h.percentile(p);
-    EXPECT_GE(v, delay_ns * 0.9) << "p" << p;
-    EXPECT_LE(v, delay_ns * (p < 99.0 ? 1.1 : 2.0) + late.at(p)) << "p" << p << ", wake-up lateness " << late.at(p);
+  // sleeping thread at that percentile during the run. The lower bounds hold in every run; the
+  // upper ones in one of three (a neighbour's build can stall the initiator for a whole run; a
+  // wrong percentile or completions reaped late as a rule fail all three).
+  initiator::LoadResult r;
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    test_support::WakeupLateness late(static_cast<uint64_t>(delay_ns));
+    r = initiator::run_load(spec);
+    late.stop();
+    ASSERT_EQ(r.status, initiator::LoadResult::Status::ok) << r.error;
+    ASSERT_TRUE(r.failure.empty()) << r.failure;
+    ASSERT_GT(r.read.h.count, 100u);
+    std::string over;
+    for (double p : {50.0, 90.0, 99.0}) {
+      const double v = r.read.h.percentile(p);
+      EXPECT_GE(v, delay_ns * 0.9) << "p" << p;
+      const double bound = delay_ns * (p < 99.0 ? 1.1 : 2.0) + late.at(p);
+      if (v > bound)
+        over += " p" + std::to_string(int(p)) + " " + std::to_string(v / 1e6) + " ms > " + std::to_string(bound / 1e6);
+    }
+    if (over.empty()) break;
+    std::printf("attempt %d:%s\n", attempt, over.c_str());
+    EXPECT_LT(attempt, 3) << "over the bound in every run:" << over;
   }
   EXPECT_GE(static_cast<double>(r.read.h.min_ns), delay_ns);  // never earlier than the delay
   e.stop();
