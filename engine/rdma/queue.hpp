@@ -60,6 +60,7 @@ class RdmaQueue final : public exec::Task, public core::TransportQueue {
   void kick() override;
   uint32_t in_capsule_size() const override { return _limits.io_icd_size; }
   bool size_for(uint32_t entries) override { return entries <= _nrecv; }
+  bool keyed_sgls() const override { return true; }
   const char* peer() const override { return _peer.c_str(); }
 
   // CM thread: the connection is gone (DISCONNECTED, TIMEWAIT_EXIT, DEVICE_REMOVAL).
