@@ -14,27 +14,29 @@ ibv_recv_wr make_recv(uint32_t slot, ibv_sge* sge) {
   return wr;
 }
 
-ibv_send_wr make_rdma_read(uint32_t slot, ibv_sge* local, const DataDescriptor& remote) {
+namespace {
+// An RDMA READ or WRITE of one local SGE against the host's keyed block.
+ibv_send_wr rdma_wr(WrKind kind, ibv_wr_opcode opcode, uint32_t slot, ibv_sge* local, const DataDescriptor& remote) {
   ibv_send_wr wr{};
-  wr.wr_id = make_wr_id(WrKind::rdma_read, slot);
+  wr.wr_id = make_wr_id(kind, slot);
   wr.sg_list = local;
   wr.num_sge = 1;
-  wr.opcode = IBV_WR_RDMA_READ;
-  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.opcode = opcode;
   wr.wr.rdma.remote_addr = remote.address;
   wr.wr.rdma.rkey = remote.key;
   return wr;
 }
+}  // namespace
+
+ibv_send_wr make_rdma_read(uint32_t slot, ibv_sge* local, const DataDescriptor& remote) {
+  ibv_send_wr wr = rdma_wr(WrKind::rdma_read, IBV_WR_RDMA_READ, slot, local, remote);
+  wr.send_flags = IBV_SEND_SIGNALED;
+  return wr;
+}
 
 ibv_send_wr make_rdma_write(uint32_t slot, ibv_sge* local, const DataDescriptor& remote, ibv_send_wr* next) {
-  ibv_send_wr wr{};
-  wr.wr_id = make_wr_id(WrKind::rdma_write, slot);
+  ibv_send_wr wr = rdma_wr(WrKind::rdma_write, IBV_WR_RDMA_WRITE, slot, local, remote);
   wr.next = next;
-  wr.sg_list = local;
-  wr.num_sge = 1;
-  wr.opcode = IBV_WR_RDMA_WRITE;
-  wr.wr.rdma.remote_addr = remote.address;
-  wr.wr.rdma.rkey = remote.key;
   return wr;
 }
 
