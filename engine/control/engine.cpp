@@ -136,7 +136,7 @@ struct Engine::Impl {
     const auto& l = cfg.listeners[i];
     if (!rdma) {
       const rdma::QueueLimits ql{cfg.tcp.queue_depth, cfg.tcp.in_capsule_data_size, cfg.tcp.mdts_bytes,
-                                 static_cast<uint16_t>(cfg.tcp.max_io_queues)};
+                                 static_cast<uint16_t>(cfg.tcp.max_io_queues), cfg.tcp.max_connections};
       rdma = std::make_unique<rdma::RdmaTransport>(target, *executor, ql, budgets_of(cfg.budgets), registry);
     }
     std::string err;

@@ -139,7 +139,15 @@ void RdmaTransport::on_connect_request(rdma_cm_event& ev, std::vector<rdma_cm_id
   };
   if (req.status != CmStatus::ok) return reject(req.status, ""), rejected.push_back(id);
   std::lock_guard lk(_mutex);
-  auto* q = new RdmaQueue(id, peer, _target, *_executor, _limits, _budgets);
+  if (_queues.size() >= _limits.max_connections)
+    return reject(CmStatus::no_resources, " (max_connections " + std::to_string(_limits.max_connections) + ")"),
+           rejected.push_back(id);
+  RdmaQueue* q = nullptr;
+  try {
+    q = new RdmaQueue(id, peer, _target, *_executor, _limits, _budgets);
+  } catch (const std::exception& e) {  // bad_alloc: this connection is refused, the thread goes on
+    return reject(CmStatus::no_resources, std::string(" (") + e.what() + ")"), rejected.push_back(id);
+  }
   if (auto err = q->setup(req); !err.empty()) return reject(CmStatus::no_resources, " (" + err + ")"), dead.push_back(q);
   ibv_device_attr attr{};
   ibv_query_device(id->verbs, &attr);

@@ -30,6 +30,7 @@ struct QueueLimits {
   uint32_t io_icd_size = 8192;
   uint32_t mdts_bytes = 1 << 20;
   uint16_t max_io_queues = 64;
+  uint32_t max_connections = 4096;  // connect requests beyond this are rejected (no resources)
 };
 
 // Per-command state, changed only through RdmaQueue::set_state.
