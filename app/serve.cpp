@@ -146,11 +146,12 @@ void print_connect_lines(const engine::ListenerInfo& l, const control::Config& c
   const std::string addr = wildcard ? "127.0.0.1" : l.traddr;
   std::printf("nvmetune: listening on %s %s:%u%s\n", l.trtype.c_str(), l.traddr.c_str(), l.port,
               wildcard ? " (all addresses; from another machine use this host's address)" : "");
-  std::printf("  nvme discover -t tcp -a %s -s %u\n", addr.c_str(), l.port);
+  std::printf("  nvme discover -t %s -a %s -s %u\n", l.trtype.c_str(), addr.c_str(), l.port);
   for (const auto& s : cfg.subsystems) {
     std::string host;
     if (!s.allow_any_host && !s.hosts.empty()) host = " -q " + s.hosts.front();
-    std::printf("  nvme connect -t tcp -a %s -s %u -n %s%s%s\n", addr.c_str(), l.port, s.nqn.c_str(), host.c_str(),
+    std::printf("  nvme connect -t %s -a %s -s %u -n %s%s%s\n", l.trtype.c_str(), addr.c_str(), l.port, s.nqn.c_str(),
+                host.c_str(),
                 !s.allow_any_host && s.hosts.empty() ? "   # refused: no host is allowed yet" : "");
   }
 }

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include "engine/control/config_check.hpp"
 
@@ -85,19 +86,19 @@ void check_namespaces(Checker& c, const std::vector<NamespaceConfig>& namespaces
 }  // namespace
 
 void check_listeners(Checker& c, const std::vector<ListenerConfig>& listeners) {
-  std::set<std::pair<std::string, std::string>> seen;
+  std::set<std::tuple<std::string, std::string, std::string>> seen;
   for (size_t i = 0; i < listeners.size(); ++i) {
     const auto& l = listeners[i];
     const auto p = index_path("$.listeners", i);
-    if (l.trtype != "tcp")
-      c.error(p + ".trtype", "unsupported transport " + json_quote(l.trtype) + " (this build supports: \"tcp\")");
+    if (l.trtype != "tcp" && l.trtype != "rdma")
+      c.error(p + ".trtype", "unsupported transport " + json_quote(l.trtype) + " (this build supports: \"tcp\", \"rdma\")");
     in_addr addr{};
     if (inet_pton(AF_INET, l.traddr.c_str(), &addr) != 1)
       c.error(p + ".traddr", "invalid IPv4 address " + json_quote(l.traddr) + " (e.g. \"127.0.0.1\" or \"0.0.0.0\")");
     auto port = port_number(l.trsvcid);
     if (!port)
       c.error(p + ".trsvcid", "invalid port " + json_quote(l.trsvcid) + " (expected 0..65535; 0 = any free port)");
-    else if (*port != 0 && !c.broken(p) && !seen.emplace(l.traddr, std::to_string(*port)).second)
+    else if (*port != 0 && !c.broken(p) && !seen.emplace(l.trtype, l.traddr, std::to_string(*port)).second)
       c.error(p, "duplicate listener " + l.traddr + ":" + std::to_string(*port));
   }
 }

@@ -17,6 +17,7 @@
 #include "engine/stats/registry.hpp"
 #include "engine/stats/sampler.hpp"
 #include "engine/tcp/listener.hpp"
+#include "engine/rdma/listener.hpp"
 
 namespace engine {
 namespace {
@@ -57,6 +58,7 @@ struct Engine::Impl {
   core::Target target;
   std::unique_ptr<exec::Executor> executor;
   std::unique_ptr<tcp::TcpTransport> transport;
+  std::unique_ptr<rdma::RdmaTransport> rdma;  // only when a listener asks for "rdma"
   std::vector<ListenerInfo> listeners;
   std::mutex log_mutex;
   LogSink log_sink;
@@ -113,6 +115,10 @@ struct Engine::Impl {
   void bind_listeners(std::vector<ConfigError>& errs) {
     for (size_t i = 0; i < cfg.listeners.size(); ++i) {
       const auto& l = cfg.listeners[i];
+      if (l.trtype == "rdma") {
+        bind_rdma(i);
+        continue;
+      }
       std::string err;
       const uint16_t port = transport->listen(l.traddr, l.trsvcid, err);
       if (!port) {
@@ -122,6 +128,28 @@ struct Engine::Impl {
       listeners.push_back({l.trtype, l.traddr, port});
       target.add_listener({3, 1, l.traddr, std::to_string(port), 0});
     }
+  }
+
+  // An RDMA listener that cannot listen (no RDMA device on this host) is reported, as an error
+  // in the log and a "listener_error" event, and the engine serves its other listeners.
+  void bind_rdma(size_t i) {
+    const auto& l = cfg.listeners[i];
+    if (!rdma) {
+      const rdma::QueueLimits ql{cfg.tcp.queue_depth, cfg.tcp.in_capsule_data_size, cfg.tcp.mdts_bytes,
+                                 static_cast<uint16_t>(cfg.tcp.max_io_queues), cfg.tcp.max_connections};
+      rdma = std::make_unique<rdma::RdmaTransport>(target, *executor, ql, budgets_of(cfg.budgets), registry);
+    }
+    std::string err;
+    const uint16_t port = rdma->listen(l.traddr, l.trsvcid, err);
+    const std::string where = "$.listeners[" + std::to_string(i) + "]";
+    if (!port) {
+      target.log(core::EventLevel::error, where + " rdma " + l.traddr + ":" + l.trsvcid + ": " + err);
+      events.append("listener_error", "{\"path\":" + core::json_string(where) + ",\"trtype\":\"rdma\",\"traddr\":" +
+                                          core::json_string(l.traddr) + ",\"error\":" + core::json_string(err) + "}");
+      return;
+    }
+    listeners.push_back({l.trtype, l.traddr, port});
+    target.add_listener({core::trtype_rdma, 1, l.traddr, std::to_string(port), 0});
   }
 
   void threading_event(const control::ThreadingConfig& t, const char* how) {
@@ -171,10 +199,12 @@ std::vector<ConfigError> Engine::start() {
   im.bind_listeners(errs);
   if (!errs.empty()) {
     im.transport.reset();
+    im.rdma.reset();
     im.executor->stop();
     return errs;
   }
   im.transport->start();
+  if (im.rdma) im.rdma->start();
   im.sampler = std::make_unique<stats::Sampler>(im.registry, std::chrono::milliseconds(im.sample_ms));
   im.sampler->set_mode(im.cfg.threading.mode);
   im.events.append("start", "{\"mode\":" + core::json_string(im.cfg.threading.mode) + "}");
@@ -194,6 +224,7 @@ void Engine::stop() {
   }
   if (!im.running.exchange(false)) return;
   im.transport->stop_accepting();
+  if (im.rdma) im.rdma->stop_accepting();
   im.executor->stop();  // retires (closes and frees) every queue
   im.sampler->stop();
   {
@@ -226,6 +257,7 @@ EngineStats Engine::stats() const {
     s.pdus_tx = t.pdus_tx;
     s.protocol_errors = t.term_sent;
     s.queues = t.queues;
+    if (im.rdma) s.queues += im.rdma->stats().queues;
   }
   auto& c = im.target.counters();
   s.connects = c.connects.load();
@@ -289,6 +321,10 @@ std::vector<ConfigError> Engine::set_threading(const control::ThreadingConfig& t
   // Before the move: a queue accepted during the switch already gets the new mechanism.
   im.transport->set_io_mechanism(mechanism_of(t));
   err = im.transport->move_queues(*next, switch_timeout_ms);
+  if (im.rdma) {
+    const auto rdma_err = im.rdma->move_queues(*next, switch_timeout_ms);
+    if (err.empty()) err = rdma_err;
+  }
   // Even on a timeout the old executor must go: queues it still holds are retired (closed).
   im.executor->stop();
   im.executor = std::move(next);
@@ -312,6 +348,7 @@ std::vector<ConfigError> Engine::set_budgets(const control::BudgetConfig& b) {
   if (!errs.empty()) return errs;
   im.cfg.budgets = b;
   if (im.transport) im.transport->set_budgets(budgets_of(b));
+  if (im.rdma) im.rdma->set_budgets(budgets_of(b));
   im.events.append("budgets", "{\"recv_pdus\":" + std::to_string(b.recv_pdus) + ",\"send_pdus\":" +
                                   std::to_string(b.send_pdus) + ",\"ops_per_pass\":" + std::to_string(b.ops_per_pass) +
                                   ",\"bytes_per_pass\":" + std::to_string(b.bytes_per_pass) + ",\"deadline_us\":" +

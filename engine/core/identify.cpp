@@ -22,7 +22,7 @@ inline constexpr size_t sn = 4, mn = 24, fr = 64, rab = 72, cmic = 76, mdts = 77
 constexpr uint8_t cmic_multi_port = 1u << 0, cmic_multi_ctrl = 1u << 1, cmic_ana = 1u << 3;
 constexpr uint32_t oaes_ns_attr = 1u << 8;
 constexpr uint16_t oncs_compare = 1u << 0, oncs_dsm = 1u << 2, oncs_write_zeroes = 1u << 3;
-constexpr uint32_t sgls_supported = 1u << 0, sgls_offset = 1u << 20;
+constexpr uint32_t sgls_supported = 1u << 0, sgls_keyed = 1u << 2, sgls_offset = 1u << 20;
 constexpr uint8_t lpa_extended_data = 1u << 2;
 constexpr uint16_t kas_100ms = 10;  // keep-alive granularity: 1 s in 100 ms units
 constexpr const char* firmware_revision = "0.1.0";
@@ -62,7 +62,7 @@ void fill_identify_controller(const SubmissionQueue& sq, uint8_t* out) {
   out[id_ctrl::sqes] = (6 << 4) | 6;
   out[id_ctrl::cqes] = (4 << 4) | 4;
   put_le<uint16_t>(out, id_ctrl::maxcmd, static_cast<uint16_t>(lim.queue_depth));
-  put_le<uint32_t>(out, id_ctrl::sgls, sgls_supported | sgls_offset);
+  put_le<uint32_t>(out, id_ctrl::sgls, sgls_supported | sgls_offset | (sq.transport().keyed_sgls() ? sgls_keyed : 0));
   nvme::put_ascii(out, id_ctrl::subnqn, 256, s.nqn(), '\0');
   put_le<uint32_t>(out, id_ctrl::ioccsz, (disc ? 8192 + 64 : lim.io_ccsz) / 16);
   put_le<uint32_t>(out, id_ctrl::iorcsz, 1);

@@ -86,6 +86,11 @@ void put_disc_entry(uint8_t* e, const ListenerAddress& l, uint8_t subtype, const
   nvme::put_ascii(e, 256, 256, nqn, '\0');
   nvme::put_ascii(e, 512, 256, l.traddr, '\0');
   // TSAS for TCP: SECTYPE 0 (no security) — already zero.
+  if (l.trtype == trtype_rdma) {
+    // TSAS for RDMA: reliable connected QP, no provider type specified, RDMA_CM (as nvmet).
+    constexpr size_t tsas = 768;
+    e[tsas] = 1, e[tsas + 1] = 1, e[tsas + 2] = 1;
+  }
 }
 
 Page discovery_page(const Target& t, const std::string& hostnqn) {

@@ -14,6 +14,8 @@
 
 namespace core {
 
+inline constexpr uint8_t trtype_rdma = 1, trtype_tcp = 3;  // Discovery Log Page TRTYPE
+
 struct ListenerAddress {
   uint8_t trtype = 3;  // TCP
   uint8_t adrfam = 1;  // IPv4

@@ -38,6 +38,9 @@ class TransportQueue {
     (void)entries;
     return true;
   }
+  // The transport takes Keyed SGL Data Block descriptors (RDMA): Identify Controller SGLS bit 2,
+  // which the Linux RDMA host requires.
+  virtual bool keyed_sgls() const { return false; }
 };
 
 }  // namespace core

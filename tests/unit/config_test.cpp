@@ -233,7 +233,7 @@ TEST(Config, ReadmeExampleIsValid) {
 
 TEST(Config, ReportsEveryMistakeInOnePassWithExactPaths) {
   auto r = parse_config(R"({
-    "listeners": [{"traddr": "127.0.0.256", "trsvcid": "70000"}, {"trtype": "rdma", "traddr": "10.0.0.1"}],
+    "listeners": [{"traddr": "127.0.0.256", "trsvcid": "70000"}, {"trtype": "fc", "traddr": "10.0.0.1"}],
     "subsystems": [
       {"nqn": "nvme.bad", "namespaces": [
         {"nsid": 0, "backend": "ram"},
@@ -257,7 +257,7 @@ TEST(Config, ReportsEveryMistakeInOnePassWithExactPaths) {
   const std::map<std::string, std::string> expected = {
       {"$.listeners[0].traddr", "invalid IPv4 address"},
       {"$.listeners[0].trsvcid", "invalid port"},
-      {"$.listeners[1].trtype", "unsupported transport \"rdma\""},
+      {"$.listeners[1].trtype", "unsupported transport \"fc\""},
       {"$.subsystems[0].nqn", "must start with \"nqn.\""},
       {"$.subsystems[0].namespaces[0].nsid", "out of range: 0 (expected 1..1024)"},
       {"$.subsystems[0].namespaces[0].size", "required for backend \"ram\""},

@@ -1,0 +1,82 @@
+#pragma once
+// The NVMe/RDMA transport: an rdma_cm listener per configured address, one CM event thread that
+// accepts (or rejects, with the NVMe/RDMA status) connection requests, and the queues it owns.
+// Same shape as tcp::TcpTransport, so the engine drives both alike. On a host without an RDMA
+// device listen() fails with "no RDMA device …" and the engine serves its other listeners.
+#include <rdma/rdma_cma.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "engine/exec/executor.hpp"
+#include "engine/rdma/queue.hpp"
+
+namespace core {
+class Target;
+}
+
+namespace rdma {
+
+struct TransportStats {
+  uint64_t connects = 0, rejects = 0, disconnects = 0;
+  uint32_t queues = 0;
+};
+
+class RdmaTransport {
+ public:
+  RdmaTransport(core::Target& target, exec::Executor& executor, QueueLimits limits, const tcp::Budgets& budgets,
+                stats::Registry& registry);
+  ~RdmaTransport();
+  RdmaTransport(const RdmaTransport&) = delete;
+  RdmaTransport& operator=(const RdmaTransport&) = delete;
+
+  // Binds and listens; the bound port, or 0 with error set ("no RDMA device …" on a host
+  // without one).
+  uint16_t listen(const std::string& traddr, const std::string& trsvcid, std::string& error);
+  void start();
+  void stop_accepting();
+
+  void set_budgets(const tcp::Budgets& b) { _budgets.set(b); }
+  void set_executor(exec::Executor& e);
+  // Live switch, as TcpTransport::move_queues.
+  std::string move_queues(exec::Executor& to, unsigned timeout_ms);
+  TransportStats stats() const;
+
+ private:
+  struct Entry {
+    RdmaQueue* queue = nullptr;
+    bool attached = false;
+  };
+  void cm_loop();
+  void on_event(rdma_cm_event& ev, std::vector<RdmaQueue*>& dead);
+  void on_connect_request(rdma_cm_event& ev, std::vector<rdma_cm_id*>& rejected, std::vector<RdmaQueue*>& dead);
+  void on_established(rdma_cm_id* id);
+  void on_retire(RdmaQueue* q);
+  bool open_channel(std::string& error);
+
+  core::Target& _target;
+  stats::Registry& _registry;
+  exec::Executor* _executor;  // guarded by _mutex
+  QueueLimits _limits;
+  tcp::LiveBudgets _budgets;
+  rdma_event_channel* _channel = nullptr;
+  std::vector<rdma_cm_id*> _listen_ids;
+  int _epoll_fd = -1, _stop_fd = -1;
+  std::thread _thread;
+  // Taken on connect, disconnect and switch, never per command. Recursive: a handover or a
+  // retirement may run on the thread that holds it.
+  mutable std::recursive_mutex _mutex;
+  std::condition_variable_any _moved;
+  std::unordered_map<rdma_cm_id*, Entry> _queues;
+  std::unordered_set<RdmaQueue*> _moving;
+  uint64_t _next_queue_id = uint64_t{1} << 32;  // apart from TCP's numbers in the same registry
+  TransportStats _counts;
+};
+
+}  // namespace rdma

@@ -1,0 +1,130 @@
+#pragma once
+// One NVMe/RDMA queue: a reliable-connected QP carrying one SQ/CQ pair. Command capsules arrive
+// in posted receives; keyed data is fetched with RDMA READ (host writes) or placed with RDMA
+// WRITE (host reads); the response goes back in a SEND (with invalidate where the host asked).
+// The CQ is polled by the queue's io_work, so every execution model applies: poll threads call
+// io_work in a loop, event modes wait on the completion channel's fd (fds()[0]).
+// Everything here runs on the thread executing this queue's io_work, as for TCP.
+#include <rdma/rdma_cma.h>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "engine/backend/io_context.hpp"
+#include "engine/core/submission_queue.hpp"
+#include "engine/exec/executor.hpp"
+#include "engine/rdma/buffer_pool.hpp"
+#include "engine/rdma/cm_private_data.hpp"
+#include "engine/rdma/sgl.hpp"
+#include "engine/stats/registry.hpp"
+#include "engine/tcp/queue.hpp"  // tcp::LiveBudgets: the io_work budgets every transport shares
+
+namespace rdma {
+
+struct QueueLimits {
+  uint32_t queue_depth = 128;
+  uint32_t io_icd_size = 8192;
+  uint32_t mdts_bytes = 1 << 20;
+  uint16_t max_io_queues = 64;
+  uint32_t max_connections = 4096;  // connect requests beyond this are rejected (no resources)
+};
+
+// Per-command state, changed only through RdmaQueue::set_state.
+enum class CmdState : uint8_t { free, reading, executing, sending };
+
+class RdmaQueue final : public exec::Task, public core::TransportQueue {
+ public:
+  // Takes ownership of id (a connect request's id); setup() creates the verbs resources.
+  RdmaQueue(rdma_cm_id* id, std::string peer, core::Target& target, exec::Executor& executor,
+            const QueueLimits& limits, const tcp::LiveBudgets& budgets);
+  ~RdmaQueue() override;
+
+  // Sizes the queue for the CM request: PD, completion channel, CQ, QP, registered pool,
+  // receives posted. "" or why not (the request is then rejected with no_resources).
+  std::string setup(const CmRequestResult& req);
+  uint16_t recv_depth() const { return static_cast<uint16_t>(_nrecv); }
+
+  // exec::Task
+  exec::Progress io_work() override;
+  std::array<int, 2> fds() const override;
+  void retire() override;
+  bool is_admin() const override { return _admin; }
+  void placed(int worker) override { _stats.worker.store(worker, std::memory_order_relaxed); }
+
+  // core::TransportQueue
+  void complete(core::Request& req) override;
+  backend::IoContext& io_context() override { return _ioctx; }
+  void kick() override;
+  uint32_t in_capsule_size() const override { return _limits.io_icd_size; }
+  bool size_for(uint32_t entries) override { return entries <= _nrecv; }
+  bool keyed_sgls() const override { return true; }
+  const char* peer() const override { return _peer.c_str(); }
+
+  // CM thread: the connection is gone (DISCONNECTED, TIMEWAIT_EXIT, DEVICE_REMOVAL).
+  void on_disconnected() {
+    _disconnected.store(true, std::memory_order_relaxed);
+    kick();
+  }
+  rdma_cm_id* cm_id() const { return _id; }
+  stats::QueueStats& stats() { return _stats; }
+  void set_executor(exec::Executor& e);
+  void set_retire_hook(std::function<void(RdmaQueue*)> hook) { _retire_hook = std::move(hook); }
+
+ private:
+  struct Command {
+    core::Request req;
+    DataDescriptor data;
+    CmdState state = CmdState::free;
+    uint32_t index = 0;
+    ibv_sge data_sge{}, cqe_sge{};
+    ibv_send_wr wr[2]{};
+  };
+
+  unsigned poll_cq(unsigned budget);
+  void on_completion(const ibv_wc& wc);
+  void on_recv(const ibv_wc& wc);
+  void take_capsule(uint32_t recv);
+  void on_send_done(Command& c);
+  void start_command(Command& c);
+  bool post_recv(uint32_t i);
+  void post_send(ibv_send_wr* wr);
+  void fail(const std::string& why);
+  void set_state(Command& c, CmdState s) { c.state = s; }
+  void record_latency(const core::Request& req);
+  void drain_channel();
+  void identify();
+
+  rdma_cm_id* _id;
+  std::string _peer;
+  core::Target& _target;
+  stats::QueueStats _stats;  // before _sq, which records into it
+  std::mutex _exec_mu;       // kicks from other threads vs a live switch; never per command
+  exec::Executor* _executor;
+  bool _kicks_closed = false;  // guarded by _exec_mu: set by the closing pass
+  QueueLimits _limits;
+  const tcp::LiveBudgets& _live_budgets;
+  ibv_pd* _pd = nullptr;
+  ibv_comp_channel* _channel = nullptr;
+  ibv_cq* _cq = nullptr;
+  bool _qp = false;
+  BufferPool _pool;  // before _ioctx: outlives backend I/O still in flight at destruction
+  backend::IoContext _ioctx;
+  core::SubmissionQueue _sq;
+  std::unique_ptr<Command[]> _cmds;
+  std::vector<uint32_t> _free;
+  std::unique_ptr<ibv_sge[]> _recv_sge;
+  std::vector<uint32_t> _recv_len;  // bytes received in each receive buffer
+  // Receives whose capsule waits for a free command slot (FIFO ring of receive indices).
+  std::vector<uint32_t> _pending;
+  uint32_t _pending_head = 0, _pending_count = 0;
+  uint32_t _nrecv = 0, _ncmds = 0;
+  std::atomic<bool> _disconnected{false};
+  bool _closing = false, _admin = false, _identified = false, _ring_watched = false;
+  std::function<void(RdmaQueue*)> _retire_hook;
+};
+
+}  // namespace rdma
