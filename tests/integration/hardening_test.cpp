@@ -13,6 +13,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <mutex>
 #include <memory>
 #include <string>
 #include <thread>
@@ -22,6 +24,8 @@
 #include "engine/control/engine.hpp"
 #include "engine/initiator/commands.hpp"
 #include "engine/initiator/initiator.hpp"
+#include "engine/initiator/load_generator.hpp"
+#include "data/load/perf_options.hpp"
 #include "engine/nvme/le.hpp"
 #include "support/engine_config.hpp"
 
@@ -575,6 +579,67 @@ TEST_F(HardeningTest, OaesAndMdtsTellTheTruth) {
   ASSERT_RESULT(id);
   EXPECT_EQ(nvme::get_le<uint32_t>(id->data(), 92), 1u << 8);  // OAES
   EXPECT_EQ((*id)[77], 1);  // MDTS: 2^1 pages of 4 KiB
+}
+
+// ---- Defect 9: who perf connects as ----------------------------------------------------------
+
+// perf connected as the all-zero UUID. Without --hostnqn it now connects as the host NQN in the
+// hostnqn file (nvme-cli's /etc/nvme/hostnqn; a temporary one here): the subsystem admits only
+// that host, and the target's connect event names it.
+TEST_F(HardeningTest, PerfConnectsAsThisMachinesHostNqn) {
+  const std::string me = "nqn.2014-08.org.nvmexpress:uuid:5e1b7a44-93b2-4c3e-8f9f-1b2c3d4e5f60";
+  char dir[] = "/tmp/nvmetune-perf-host-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  std::ofstream(std::string(dir) + "/hostnqn") << me << "\n";
+  auto c = config();
+  c.subsystems[0].allow_any_host = false;
+  c.subsystems[0].hosts = {me};
+  ASSERT_NO_FATAL_FAILURE(serve(c));
+
+  data::PerfOptions o;
+  o.remote = "trtype:tcp traddr:127.0.0.1 trsvcid:" + std::to_string(_port) + " subnqn:" + test_nqn;
+  o.rw = "read";
+  o.size = "64k";
+  o.qd = 1;
+  o.identity = {std::string(dir) + "/hostnqn", std::string(dir) + "/hostid", std::string(dir) + "/machine-id"};
+  initiator::LoadSpec spec;
+  std::string source;
+  ASSERT_FALSE(data::resolve_perf_options(o, spec, &source));
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(source, std::string(dir) + "/hostnqn");
+  EXPECT_EQ(spec.target.hostid[0], 0x5e);  // the NQN's UUID, as nvme-cli derives the host ID
+  const auto r = initiator::run_load(spec);
+  ASSERT_EQ(r.status, initiator::LoadResult::Status::ok) << r.error;
+  EXPECT_TRUE(r.clean()) << r.failure;
+  bool seen = false;
+  for (const auto& e : _engine->events())
+    if (e.kind == "connect") seen = seen || e.detail_json.find("\"hostnqn\":\"" + me + "\"") != std::string::npos;
+  EXPECT_TRUE(seen) << "no connect event names " << me;
+
+  o.hostnqn = "nqn.2014-08.org.nvmexpress:uuid:aaaaaaaa-0000-4000-8000-000000000001";  // --hostnqn wins
+  ASSERT_FALSE(data::resolve_perf_options(o, spec, &source));
+  EXPECT_EQ(spec.target.hostnqn, o.hostnqn);
+  EXPECT_EQ(source, "--hostnqn");
+  EXPECT_EQ(initiator::run_load(spec).status, initiator::LoadResult::Status::failed);  // not an allowed host
+}
+
+// The target logs the host NQN a Connect carried, quoted: an empty one is visible as such.
+TEST_F(HardeningTest, EmptyHostNqnIsLoggedAsEmpty) {
+  ASSERT_NO_FATAL_FAILURE(serve(config()));
+  auto lines = std::make_shared<std::vector<std::string>>();
+  auto mu = std::make_shared<std::mutex>();
+  _engine->set_log_sink([lines, mu](engine::LogLevel, std::string_view msg) {
+    std::lock_guard lock(*mu);
+    lines->emplace_back(msg);
+  });
+  auto t = target();
+  t.hostnqn.clear();
+  auto ctrl = Controller::connect(t);
+  ASSERT_RESULT(ctrl);
+  std::lock_guard lock(*mu);
+  EXPECT_TRUE(std::any_of(lines->begin(), lines->end(), [](const std::string& l) {
+    return l.find("connect: host \"\" (empty host NQN) -> ") != std::string::npos;
+  })) << ::testing::PrintToString(*lines);
 }
 
 }  // namespace
