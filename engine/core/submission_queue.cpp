@@ -55,6 +55,7 @@ nvme::Status SubmissionQueue::prepare(Request& req) {
   req.response_len = 0;
   req.step = 0;
   req.step_offset = 0;
+  NamespaceTable::release(req.ns_hold);  // none: complete() dropped it (a slot never leaks one)
   req.ns = nullptr;
   req.cqe = nvme::Cqe{};
   if (req.sqe.fuse() != 0) return nvme::status::invalid_field.at(1);
@@ -99,6 +100,10 @@ void SubmissionQueue::fill_cqe(Request& req, nvme::Status st) {
 // is free then never has more commands outstanding than the queue has slots; advancing on
 // arrival let it refill the whole SQ while earlier commands still held theirs.
 void SubmissionQueue::complete(Request& req, nvme::Status st) {
+  if (req.ns_hold.table) {  // the backend is done with it: the namespace may be freed now
+    NamespaceTable::release(req.ns_hold);
+    req.ns = nullptr;
+  }
   if (!st.ok()) _counters.errors.add();
   advance_sqhd();
   fill_cqe(req, st);
