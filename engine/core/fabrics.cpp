@@ -137,6 +137,9 @@ nvme::Status prepare_fabrics(SubmissionQueue& sq, Request& req) {
       if (sq.qid() != 0) return st::invalid_field.at(4);
       return st::success;
     case FabricsType::disconnect:
+      // Disconnect deletes the I/O queue it arrives on; the admin queue ends with the
+      // association (CC.SHN, or closing the connection).
+      if (sq.qid() == 0) return st::invalid_queue_type;
       return st::success;
     default:  // Authentication Send/Receive and anything newer: not supported
       return st::invalid_opcode.at(4);
@@ -166,6 +169,8 @@ void execute_fabrics(SubmissionQueue& sq, Request& req) {
       return sq.complete(req, st::success);
     }
     case FabricsType::disconnect:
+      sq.complete(req, st::success);
+      return sq.disconnect_requested();
     default:
       return sq.complete(req, st::success);
   }

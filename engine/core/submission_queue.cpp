@@ -30,6 +30,7 @@ void SubmissionQueue::bind(std::shared_ptr<Controller> ctrl, uint16_t qid, uint1
   _qid = qid;
   _sqsize = sqsize;
   _sqflow_disabled = sqflow_disabled;
+  _bound_resets = _ctrl->reset_count();
 }
 
 void SubmissionQueue::unbind() {
@@ -126,10 +127,15 @@ bool SubmissionQueue::park_aer(Request& req) {
   return false;
 }
 
+void SubmissionQueue::disconnect_requested() {
+  _disconnecting = true;
+  _transport.kick();  // one more pass: poll_events() starts the close
+}
+
 bool SubmissionQueue::poll_events() {
   if (!_ctrl) return false;
-  if (_ctrl->dead()) return true;
-  if (_qid != 0) return false;
+  if (_ctrl->dead() || _disconnecting) return true;
+  if (_qid != 0) return _ctrl->reset_count() != _bound_resets;
   const uint32_t events = _ctrl->take_events();
   if (!events) return false;
   uint32_t undelivered = 0;

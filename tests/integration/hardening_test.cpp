@@ -566,6 +566,87 @@ TEST_F(HardeningTest, CcMpsAndCssChecked) {
   }
 }
 
+// The host side of a queue the target closes: it fails once the connection ends.
+bool closed_by_target(IoQueue& q, std::chrono::milliseconds timeout) {
+  const auto end = std::chrono::steady_clock::now() + timeout;
+  while (q.state() == IoQueue::State::live && std::chrono::steady_clock::now() < end) q.wait(50);
+  return q.state() != IoQueue::State::live;
+}
+
+bool csts_rdy_becomes(Controller& c, bool rdy, std::chrono::milliseconds timeout) {
+  const auto end = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < end) {
+    auto csts = c.property_get(nvme::Property::csts);
+    if (csts && bool(*csts & 1u) == rdy) return true;
+    std::this_thread::sleep_for(5ms);
+  }
+  return false;
+}
+
+bool read_ok(IoQueue& q) {
+  std::vector<uint8_t> buf(4096);
+  auto r = sync_io(q, Io{Op::read, 1, 0, 7, buf, false, {}}, 5000);
+  return r && r->ok();
+}
+
+// CC.EN 1 -> 0 resets the controller: its I/O queues are closed (as SPDK does), CSTS.RDY
+// drops once they are gone, and after CC.EN 1 the same QIDs connect again. The I/O queue used
+// to stay open, its QID taken, while RDY dropped at once.
+TEST_F(HardeningTest, CcEnResetClosesIoQueuesThenRdyFollows) {
+  ASSERT_NO_FATAL_FAILURE(serve(config()));
+  auto ctrl = Controller::connect(target());
+  ASSERT_RESULT(ctrl);
+  auto q = (*ctrl)->create_io_queue(8);
+  ASSERT_RESULT(q);
+  ASSERT_TRUE(read_ok(**q));
+  const uint16_t qid = (*q)->qid();
+  auto cc = (*ctrl)->property_get(nvme::Property::cc);
+  ASSERT_RESULT(cc);
+  ASSERT_RESULT((*ctrl)->property_set(nvme::Property::cc, *cc & ~uint64_t{1}));
+  EXPECT_TRUE(closed_by_target(**q, 5s)) << "the I/O queue outlived the reset";
+  EXPECT_TRUE(csts_rdy_becomes(**ctrl, false, 5s));
+  ASSERT_RESULT((*ctrl)->property_set(nvme::Property::cc, *cc));
+  EXPECT_TRUE(csts_rdy_becomes(**ctrl, true, 5s));
+  QueueParams p;
+  p.qid = qid;
+  p.depth = 8;
+  p.cntlid = (*ctrl)->cntlid();
+  auto again = IoQueue::connect(target(), p);
+  ASSERT_RESULT(again);
+  EXPECT_TRUE(read_ok(**again));
+}
+
+// Fabrics Disconnect deletes the I/O queue it arrives on: answered, then the target closes the
+// connection and the QID is free. On the admin queue it is Invalid Queue Type. It used to be
+// answered with success and nothing else.
+TEST_F(HardeningTest, FabricsDisconnectDeletesTheIoQueue) {
+  ASSERT_NO_FATAL_FAILURE(serve(config()));
+  auto ctrl = Controller::connect(target());
+  ASSERT_RESULT(ctrl);
+  auto q = (*ctrl)->create_io_queue(8);
+  ASSERT_RESULT(q);
+  const uint16_t qid = (*q)->qid();
+  auto r = sync_raw(**q, RawCommand{cmd::disconnect()}, 5000);
+  ASSERT_RESULT(r);
+  EXPECT_TRUE(r->status.ok());
+  EXPECT_TRUE(closed_by_target(**q, 5s)) << "the target kept the disconnected queue open";
+  QueueParams p;
+  p.qid = qid;
+  p.depth = 8;
+  p.cntlid = (*ctrl)->cntlid();
+  auto again = IoQueue::connect(target(), p);
+  ASSERT_RESULT(again);
+  EXPECT_TRUE(read_ok(**again));
+
+  auto admin = sync_raw((*ctrl)->admin_queue(), RawCommand{cmd::disconnect()}, 5000);
+  ASSERT_FALSE(admin) << "Disconnect on the admin queue succeeded";
+  ASSERT_EQ(admin.error().kind, Error::Kind::nvme) << admin.error().to_string();
+  EXPECT_EQ(admin.error().status.sct, nvme::Sct::command_specific);
+  EXPECT_EQ(admin.error().status.sc, 0x85) << "Invalid Queue Type";
+  auto ka = (*ctrl)->keep_alive();
+  EXPECT_TRUE(ka) << ka.error().to_string();  // the admin queue goes on
+}
+
 // OAES lists only the events the engine raises (namespace attribute notices); MDTS is never
 // 0 ("unlimited"): the smallest mdts_bytes is two pages.
 TEST_F(HardeningTest, OaesAndMdtsTellTheTruth) {
