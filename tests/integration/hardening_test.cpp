@@ -589,6 +589,16 @@ bool read_ok(IoQueue& q) {
   return r && r->ok();
 }
 
+// The I/O queue qid of controller cntlid connects again and serves a read.
+bool reconnects(uint16_t qid, uint16_t cntlid, const Target& t) {
+  QueueParams p;
+  p.qid = qid;
+  p.depth = 8;
+  p.cntlid = cntlid;
+  auto q = IoQueue::connect(t, p);
+  return q && read_ok(**q);
+}
+
 // CC.EN 1 -> 0 resets the controller: its I/O queues are closed (as SPDK does), CSTS.RDY
 // drops once they are gone, and after CC.EN 1 the same QIDs connect again. The I/O queue used
 // to stay open, its QID taken, while RDY dropped at once.
@@ -607,13 +617,7 @@ TEST_F(HardeningTest, CcEnResetClosesIoQueuesThenRdyFollows) {
   EXPECT_TRUE(csts_rdy_becomes(**ctrl, false, 5s));
   ASSERT_RESULT((*ctrl)->property_set(nvme::Property::cc, *cc));
   EXPECT_TRUE(csts_rdy_becomes(**ctrl, true, 5s));
-  QueueParams p;
-  p.qid = qid;
-  p.depth = 8;
-  p.cntlid = (*ctrl)->cntlid();
-  auto again = IoQueue::connect(target(), p);
-  ASSERT_RESULT(again);
-  EXPECT_TRUE(read_ok(**again));
+  EXPECT_TRUE(reconnects(qid, (*ctrl)->cntlid(), target())) << "QID " << qid << " is not free";
 }
 
 // Fabrics Disconnect deletes the I/O queue it arrives on: answered, then the target closes the
@@ -630,13 +634,7 @@ TEST_F(HardeningTest, FabricsDisconnectDeletesTheIoQueue) {
   ASSERT_RESULT(r);
   EXPECT_TRUE(r->status.ok());
   EXPECT_TRUE(closed_by_target(**q, 5s)) << "the target kept the disconnected queue open";
-  QueueParams p;
-  p.qid = qid;
-  p.depth = 8;
-  p.cntlid = (*ctrl)->cntlid();
-  auto again = IoQueue::connect(target(), p);
-  ASSERT_RESULT(again);
-  EXPECT_TRUE(read_ok(**again));
+  EXPECT_TRUE(reconnects(qid, (*ctrl)->cntlid(), target())) << "QID " << qid << " is not free";
 
   auto admin = sync_raw((*ctrl)->admin_queue(), RawCommand{cmd::disconnect()}, 5000);
   ASSERT_FALSE(admin) << "Disconnect on the admin queue succeeded";
