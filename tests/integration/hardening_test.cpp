@@ -789,8 +789,11 @@ TEST_F(HardeningTest, NamespaceAddRemoveLoopKeepsRssFlat) {
   std::printf("namespace add/write/remove x%d under I/O (%llu racing reads served): RSS %ld -> %ld KiB (%+ld KiB)\n",
               cycles, static_cast<unsigned long long>(racing_reads), before, after, after - before);
   // 10,000 x 64 KiB kept would be 640,000 KiB; generous slack for the allocator, first use of
-  // the queues' buffers and the event log filling up to its capacity (about 2 MiB).
+  // the queues' buffers and the event log filling up to its capacity (about 2 MiB). Under the
+  // sanitizers the check is the racing reads: their allocators quarantine what is freed.
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
   EXPECT_LT(after - before, 16 * 1024) << "removed namespaces are not freed";
+#endif
 }
 
 }  // namespace
