@@ -136,6 +136,10 @@ void add_perf_options(CLI::App& cmd, PerfOptions& o) {
   cmd.add_option("--digest", o.digest, "NVMe/TCP digests to request: hdr, data, hdr,data (none).")
       ->type_name("hdr,data");
   cmd.add_option("--nsid", o.nsid, "Namespace ID (1).")->check(CLI::Range(1u, 0xfffffffeu));
+  cmd.add_option("--hostnqn", o.hostnqn,
+                 "Connect as host NQN (default: -r's hostnqn:, else /etc/nvme/hostnqn, else one derived from "
+                 "/etc/machine-id as nvme-cli derives it).")
+      ->type_name("NQN");
   cmd.add_flag("--json", o.json,
                "Print the result as fio-shaped JSON on stdout (jobs[0].read.iops, .bw in KiB/s, "
                ".clat_ns.{min,max,mean,stddev,percentile[\"99.000000\"]}); progress goes to stderr.");
@@ -157,8 +161,10 @@ void add_perf_options(CLI::App& cmd, PerfOptions& o) {
 
 int run_perf(const PerfOptions& o) {
   initiator::LoadSpec spec;
-  if (auto err = resolve_perf_options(o, spec)) return usage_error(*err);
+  std::string host_source;
+  if (auto err = resolve_perf_options(o, spec, &host_source)) return usage_error(*err);
   spec.progress = o.json ? stderr : stdout;
+  std::fprintf(spec.progress, "host NQN %s (%s)\n", spec.target.hostnqn.c_str(), host_source.c_str());
   spec.stop = &g_interrupted;
 
   struct sigaction sa{}, old_int{}, old_term{};

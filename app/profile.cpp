@@ -23,6 +23,7 @@
 #include "data/profile/profile_apply.hpp"
 #include "data/profile/profile_capture.hpp"
 #include "data/profile/profile_diff.hpp"
+#include "data/profile/profile_export.hpp"
 #include "data/profile/profile_import.hpp"
 #include "data/store/store.hpp"
 #include "engine/control/config_json.hpp"
@@ -42,6 +43,7 @@ struct ProfileOptions {
   std::string file;         // export, import: FILE
   std::string description;  // save
   std::string rename;       // import --name
+  std::string format = "profile";  // export --format: profile | spdk | nvmetcli
   bool tuning_only = false; // save: threading and budgets only (portable)
   bool replace = false;     // import: overwrite a stored profile of that name
 };
@@ -189,10 +191,26 @@ int run_diff(const ProfileOptions& o) {
   return exit_ok;
 }
 
+// Another tool's document: what does not map goes to stderr, so FILE "-" stays pure JSON.
+std::optional<std::string> foreign_text(const ProfileOptions& o, data::ExportFormat format) {
+  auto p = load_profile(o, o.name);
+  if (!p) return std::nullopt;
+  const auto out = format == data::ExportFormat::spdk ? data::export_spdk(*p) : data::export_nvmetcli(*p);
+  for (const auto& line : out.not_mapped) std::fprintf(stderr, "  not mapped: %s\n", line.c_str());
+  return out.doc.dump(2) + "\n";
+}
+
 int run_export(const ProfileOptions& o) {
-  auto doc = load_document(o, o.name);
-  if (!doc || !write_file(o.file, data::to_text(*doc))) return exit_failure;
-  if (o.file != "-") std::printf("exported profile %s to %s\n", o.name.c_str(), o.file.c_str());
+  const auto format = data::export_format(o.format);
+  if (!format) return fail("unknown --format " + json(o.format).dump() + " (profile, spdk or nvmetcli)"), exit_usage;
+  std::optional<std::string> text;
+  if (*format == data::ExportFormat::profile) {
+    if (auto doc = load_document(o, o.name)) text = data::to_text(*doc);
+  } else {
+    text = foreign_text(o, *format);
+  }
+  if (!text || !write_file(o.file, *text)) return exit_failure;
+  if (o.file != "-") std::printf("exported profile %s to %s (%s)\n", o.name.c_str(), o.file.c_str(), o.format.c_str());
   return exit_ok;
 }
 
@@ -274,9 +292,13 @@ std::function<int()> attach_profile(CLI::App& cmd) {
   auto* diff = sub("diff", "Field-by-field differences from A to B (NAMEs or FILEs).", run_diff);
   diff->add_option("a", o->name, "A: NAME or FILE")->required();
   diff->add_option("b", o->other, "B: NAME or FILE")->required();
-  auto* exp = sub("export", "Write a saved profile to FILE (- for stdout).", run_export);
+  auto* exp = sub("export", "Write a saved profile to FILE (- for stdout), as ours or another target's configuration.", run_export);
   exp->add_option("name", o->name, "NAME")->required();
   exp->add_option("file", o->file, "FILE")->required();
+  exp->add_option("--format", o->format,
+                  "profile (default); spdk: input for SPDK's load_config; nvmetcli: input for nvmetcli restore. "
+                  "What does not map is listed on stderr.")
+      ->check(CLI::IsMember({"profile", "spdk", "nvmetcli"}));
   auto* imp = sub("import", "Store FILE: a profile, an nvmetcli save or an SPDK save_config.", run_import);
   imp->add_option("file", o->file, "FILE")->required()->check(CLI::ExistingFile);
   imp->add_option("--name", o->rename, "Store it under NAME (default: its \"name\", else the file's stem).");
@@ -292,7 +314,8 @@ std::function<int()> attach_profile(CLI::App& cmd) {
       "  nvmetune profile save baseline\n"
       "  nvmetune profile apply poll.json\n"
       "  nvmetune profile diff baseline poll\n"
-      "  nvmetune profile import /etc/nvmet/config.json --name kernel");
+      "  nvmetune profile import /etc/nvmet/config.json --name kernel\n"
+      "  nvmetune profile export baseline spdk.json --format spdk");
   return [chosen] { return *chosen ? (*chosen)() : exit_usage; };
 }
 

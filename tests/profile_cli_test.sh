@@ -126,6 +126,15 @@ expect_grep "$work/out" 'imported from SPDK save_config' "detected as SPDK"
 expect_grep "$work/out" 'no equivalent: bdev bdev_nvme_attach_controller Nvme0' "SPDK: NVMe bdev reported"
 expect_exit 0 "diff kernel spdk" -- "${profile[@]}" diff kernel spdk
 expect_grep "$work/out" '^subsystems\[nqn\.2016-06\.io\.spdk:cnode1\]: \(absent\) → ' "diff shows an added subsystem by NQN"
+expect_exit 0 "export spdk as SPDK" -- "${profile[@]}" export spdk "$work/spdk-out.json" --format spdk
+expect_grep "$work/spdk-out.json" '"method": "nvmf_create_transport"' "export --format spdk writes load_config calls"
+expect_exit 0 "import the SPDK export" -- "${profile[@]}" import "$work/spdk-out.json" --name spdk2
+expect_exit 0 "diff spdk spdk2" -- "${profile[@]}" diff spdk spdk2
+expect_grep "$work/out" '^no differences between spdk and spdk2$' "SPDK save → profile → export → import: no differences"
+expect_exit 0 "export live as nvmetcli" -- "${profile[@]}" export live - --format nvmetcli
+expect_grep "$work/out" '"ports": \[' "export --format nvmetcli writes ports"
+expect_grep "$work/err" 'not mapped: threading: no equivalent in the Linux kernel target' "not mapped parts are listed on stderr"
+expect_exit 2 "export --format unknown" -- "${profile[@]}" export live - --format xml
 
 # --- delete, usage, no engine -----------------------------------------------------------------------
 expect_exit 0 "delete live2" -- "${profile[@]}" delete live2

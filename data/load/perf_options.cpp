@@ -84,10 +84,36 @@ std::optional<std::string> parse_remote(const std::string& text, initiator::Targ
   return std::nullopt;
 }
 
+// The host NQN and host ID: one given on the command line (a uuid-form NQN also gives the host
+// ID, as nvme-cli derives it), else this machine's.
+std::optional<std::string> resolve_host(const PerfOptions& o, initiator::Target& t, std::string& source) {
+  if (!o.hostnqn.empty()) {
+    if (o.hostnqn.rfind("nqn.", 0) != 0) return "--hostnqn \"" + o.hostnqn + "\" does not start with \"nqn.\"";
+    t.hostnqn = o.hostnqn;
+    source = "--hostnqn";
+  }
+  if (!t.hostnqn.empty()) {
+    if (source.empty()) source = "-r hostnqn:";
+    const std::string_view nqn = t.hostnqn, prefix = initiator::hostnqn_uuid_prefix;
+    if (nqn.starts_with(prefix))
+      if (auto uuid = initiator::parse_uuid(nqn.substr(prefix.size()))) t.hostid = *uuid;
+    return std::nullopt;
+  }
+  auto id = initiator::default_host_identity(o.identity);
+  t.hostnqn = std::move(id.hostnqn);
+  t.hostid = id.hostid;
+  source = std::move(id.source);
+  return std::nullopt;
+}
+
 }  // namespace
 
-std::optional<std::string> resolve_perf_options(const PerfOptions& o, initiator::LoadSpec& spec) {
+std::optional<std::string> resolve_perf_options(const PerfOptions& o, initiator::LoadSpec& spec, std::string* host_source) {
+  spec.target.hostnqn.clear();  // set by -r's hostnqn: or resolve_host
   if (auto err = parse_remote(o.remote, spec.target)) return "-r: " + *err;
+  std::string source;
+  if (auto err = resolve_host(o, spec.target, source)) return err;
+  if (host_source) *host_source = source;
   if (o.rw == "read") spec.pattern = Pattern::read;
   else if (o.rw == "write") spec.pattern = Pattern::write;
   else if (o.rw == "randread") spec.pattern = Pattern::randread;

@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 
+#include "engine/initiator/host_identity.hpp"
+
 namespace initiator {
 struct LoadSpec;
 }
@@ -27,11 +29,17 @@ struct PerfOptions {
   std::string digest;          // hdr,data
   unsigned nsid = 1;
   bool json = false;
+  // Who to connect as: --hostnqn, else -r's hostnqn:, else this machine's host NQN found as
+  // nvme-cli finds it (engine/initiator/host_identity.hpp) in these files.
+  std::string hostnqn;
+  initiator::HostIdentityPaths identity;
 };
 
 // Checks opts and fills spec from them (target, pattern, sizes, CPUs, digests); progress, stop
 // and hooks are left to the caller. Returns the message of the first bad option, named as the
 // command line names it ("--bs: ...").
-std::optional<std::string> resolve_perf_options(const PerfOptions& opts, initiator::LoadSpec& spec);
+// host_source, when given, is told where the host NQN came from ("--hostnqn", "/etc/nvme/hostnqn", ...).
+std::optional<std::string> resolve_perf_options(const PerfOptions& opts, initiator::LoadSpec& spec,
+                                                std::string* host_source = nullptr);
 
 }  // namespace data

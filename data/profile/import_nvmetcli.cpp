@@ -6,6 +6,7 @@
 #include <set>
 
 #include "data/profile/import_reader.hpp"
+#include "data/profile/nvmetcli_mapping.hpp"
 #include "data/profile/profile_import.hpp"
 #include "engine/control/config_json.hpp"
 
@@ -18,7 +19,7 @@ using import::index_path;
 
 constexpr std::string_view port_keys[] = {"addr", "portid", "referrals", "subsystems", "param", "ana_groups"};
 constexpr std::string_view addr_keys[] = {"adrfam", "traddr", "trsvcid", "trtype", "treq"};
-constexpr std::string_view port_param_keys[] = {"inline_data_size", "pi_enable"};
+constexpr std::string_view port_param_keys[] = {nvmetcli::inline_data_size_key, "pi_enable"};
 constexpr std::string_view subsystem_keys[] = {"nqn", "allowed_hosts", "attr", "namespaces"};
 constexpr std::string_view attr_keys[] = {"allow_any_host", "serial", "model", "version", "cntlid_min", "cntlid_max",
                                           "pi_enable"};
@@ -66,19 +67,19 @@ class NvmetcliImport : import::Importer {
       const json& port = arr[i];
       const json& addr = _r.object(port, "addr", p);
       const auto trtype = _r.string(addr, "trtype", p + ".addr").value_or("");
-      const auto adrfam = _r.string(addr, "adrfam", p + ".addr").value_or("ipv4");
+      const auto adrfam = _r.string(addr, "adrfam", p + ".addr").value_or(std::string(nvmetcli::adrfam_ipv4));
       const auto traddr = _r.string(addr, "traddr", p + ".addr").value_or("");
-      const auto trsvcid = _r.string(addr, "trsvcid", p + ".addr").value_or("4420");
+      const auto trsvcid = _r.string(addr, "trsvcid", p + ".addr").value_or(std::string(nvmetcli::default_trsvcid));
       const std::string where = " (" + trtype + " " + traddr + ":" + trsvcid + ")";
-      if (trtype != "tcp") {
+      if (trtype != nvmetcli::trtype_tcp) {
         note(label + where + ": transport " + (trtype.empty() ? "(none)" : trtype) + " has no equivalent (nvmetune serves tcp)");
         continue;
       }
-      if (adrfam != "ipv4") {
+      if (adrfam != nvmetcli::adrfam_ipv4) {
         note(label + where + ": address family " + adrfam + " has no equivalent (nvmetune listens on IPv4)");
         continue;
       }
-      if (auto treq = _r.string(addr, "treq", p + ".addr"); treq && *treq != "not specified" && *treq != "not required")
+      if (auto treq = _r.string(addr, "treq", p + ".addr"); treq && *treq != nvmetcli::treq_not_specified && *treq != nvmetcli::treq_not_required)
         note(label + where + ": treq \"" + *treq + "\" (secure channel) has no equivalent");
       port_params(port, p, label + where);
       if (!_r.array(port, "referrals", p).empty()) note(label + where + ": referrals have no equivalent");
@@ -96,7 +97,7 @@ class NvmetcliImport : import::Importer {
 
   void port_params(const json& port, const std::string& p, const std::string& label) {
     const json& param = _r.object(port, "param", p);
-    if (auto icd = _r.number(param, "inline_data_size", p + ".param")) {
+    if (auto icd = _r.number(param, nvmetcli::inline_data_size_key.data(), p + ".param")) {
       if (!_out.profile.tcp) _out.profile.tcp = control::TcpConfig{};
       else if (_out.profile.tcp->in_capsule_data_size != *icd)
         note(label + ": inline_data_size " + std::to_string(*icd) + " differs from an earlier port's; nvmetune has one for all");

@@ -8,6 +8,7 @@
 
 #include "data/profile/import_reader.hpp"
 #include "data/profile/profile_import.hpp"
+#include "data/profile/spdk_mapping.hpp"
 #include "engine/control/config_json.hpp"
 
 namespace data {
@@ -17,12 +18,12 @@ namespace {
 using import::json;
 using import::index_path;
 
-constexpr std::string_view discovery_nqn = "nqn.2014-08.org.nvmexpress.discovery";
+using spdk::discovery_nqn;
 constexpr uint32_t nsid_limit = 1024;
 
 constexpr std::string_view bdev_keys[] = {"name", "num_blocks", "block_size", "uuid", "filename"};
 constexpr std::string_view transport_keys[] = {"trtype", "max_queue_depth", "max_io_qpairs_per_ctrlr",
-                                               "in_capsule_data_size", "max_io_size"};
+                                               "in_capsule_data_size", "max_io_size", spdk::sock_priority_key};
 constexpr std::string_view create_subsystem_keys[] = {"nqn", "serial_number", "model_number", "allow_any_host"};
 constexpr std::string_view listener_keys[] = {"nqn", "listen_address"};
 constexpr std::string_view address_keys[] = {"trtype", "adrfam", "traddr", "trsvcid"};
@@ -88,19 +89,20 @@ class SpdkImport : import::Importer {
   void bdev_call(const std::string& method, const json& params, const std::string& p) {
     const std::string name = _r.string(params, "name", p).value_or("");
     Bdev b;
-    if (method == "bdev_malloc_create" || method == "bdev_null_create") {
-      b.ns.backend.kind = method == "bdev_malloc_create" ? "ram" : "null";
+    const auto* kind = std::find_if(std::begin(spdk::bdev_kinds), std::end(spdk::bdev_kinds), [&](const auto& k) { return k.method == method; });
+    const std::string_view backend = kind != std::end(spdk::bdev_kinds) ? kind->backend : method == "bdev_uring_create" ? "file" : "";
+    if (backend == "ram" || backend == "null") {
+      b.ns.backend.kind = backend;
       const uint64_t blocks = _r.number(params, "num_blocks", p).value_or(0);
       b.ns.block_size = static_cast<uint32_t>(_r.number(params, "block_size", p).value_or(512));
       b.ns.backend.size_bytes = blocks * b.ns.block_size;
-    } else if (method == "bdev_aio_create" || method == "bdev_uring_create") {
+    } else if (backend == "file") {
       b.ns.backend.kind = "file";
       b.ns.backend.path = _r.string(params, "filename", p).value_or("");
       b.ns.backend.direct = true;
       if (auto bs = _r.number(params, "block_size", p); bs && *bs != 0) b.ns.block_size = static_cast<uint32_t>(*bs);
     } else {
-      if (method.ends_with("_create") || method.ends_with("_attach_controller") || method.starts_with("bdev_raid") ||
-          method.starts_with("bdev_lvol"))
+      if (spdk::creates_bdev(method))
         note("bdev " + method + (name.empty() ? "" : " " + name) + ": no equivalent (nvmetune backends: ram, null, file)");
       else
         _library_bdev_calls.insert(method);
@@ -134,10 +136,9 @@ class SpdkImport : import::Importer {
     std::transform(trtype.begin(), trtype.end(), trtype.begin(), [](unsigned char c) { return std::tolower(c); });
     if (trtype != "tcp") return note("nvmf_create_transport " + trtype + ": no equivalent (nvmetune serves tcp)");
     control::TcpConfig tcp;
-    if (auto n = _r.number(params, "max_queue_depth", p)) tcp.queue_depth = static_cast<uint32_t>(*n);
-    if (auto n = _r.number(params, "max_io_qpairs_per_ctrlr", p)) tcp.max_io_queues = static_cast<uint32_t>(*n);
-    if (auto n = _r.number(params, "in_capsule_data_size", p)) tcp.in_capsule_data_size = static_cast<uint32_t>(*n);
-    if (auto n = _r.number(params, "max_io_size", p)) tcp.mdts_bytes = static_cast<uint32_t>(*n);
+    for (const auto& f : spdk::transport_fields)
+      if (auto n = _r.number(params, f.key.data(), p)) tcp.*f.field = static_cast<uint32_t>(*n);
+    if (auto n = _r.number(params, spdk::sock_priority_key.data(), p); n && *n != 0) tcp.so_priority = static_cast<int>(*n);
     note_extra("nvmf_create_transport TCP", params, transport_keys);
     _out.profile.tcp = tcp;
   }

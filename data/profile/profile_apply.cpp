@@ -34,7 +34,7 @@ class Applier {
     if (_p.threading && !set("threading.set", control::to_json(*_p.threading), "$.threading")) return finish();
     if (_p.budgets && !set("budgets.set", control::to_json(*_p.budgets), "$.budgets")) return finish();
     if (_p.tcp)
-      not_applied("tcp: not applied: transport settings take effect when the engine starts (nvmetune serve --config)");
+      not_applied("tcp: transport settings take effect when the engine starts (nvmetune serve --config)");
     // Steering is one transaction in the engine: all of the section, or none of it.
     if (_p.steering && !set("steering.apply", to_json(*_p.steering), "$.steering")) return finish();
     if (_p.listeners || _p.subsystems) topology();
@@ -42,6 +42,8 @@ class Applier {
   }
 
  private:
+  // What is listed here is printed after "not applied: " (app/profile.cpp) and stored in the
+  // event's "not_applied": the text names the part and why, never "not applied" again.
   void not_applied(std::string text) { _report.not_applied.push_back(std::move(text)); }
 
   bool set(const std::string& method, const json& params, const std::string& section) {
@@ -81,7 +83,7 @@ class Applier {
     if (missing.empty()) return;
     std::string names;
     for (const auto& m : missing) names += (names.empty() ? "" : ", ") + m;
-    not_applied("listeners: not applied: " + names + " (listeners change only at start: nvmetune serve --config)");
+    not_applied("listeners: " + names + " (listeners change only at start: nvmetune serve --config)");
   }
 
   void subsystem(const control::SubsystemConfig& s, const std::string& path, const json& existing) {
@@ -96,7 +98,7 @@ class Applier {
     want.erase("namespaces");
     have.erase("namespaces");
     if (want != have)
-      not_applied("subsystem " + s.nqn + ": serial, model and hosts not applied: the engine has it with " + have.dump() +
+      not_applied("subsystem " + s.nqn + ": serial, model and hosts: the engine has it with " + have.dump() +
                   " (a subsystem's settings change only at start)");
     const json have_ns = it->value("namespaces", json::array());
     for (size_t j = 0; j < s.namespaces.size() && _report.ok(); ++j)

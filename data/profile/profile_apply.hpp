@@ -32,7 +32,7 @@ using RpcCaller = std::function<RpcResult(const std::string& method, const nlohm
 
 struct ApplyReport {
   std::vector<std::string> applied;        // "threading: mode poll, cpumask 1, threads 1"
-  std::vector<std::string> not_applied;    // "tcp: not applied: transport settings take effect ..."
+  std::vector<std::string> not_applied;    // "tcp: transport settings take effect when the engine starts ..."
   std::vector<control::ConfigError> errors;  // refusals, with the profile's paths ($.threading.mode)
   bool ok() const { return errors.empty(); }
 };

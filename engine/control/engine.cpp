@@ -158,7 +158,8 @@ struct Engine::Impl {
                                    std::to_string(t.threads) + ",\"how\":\"" + how + "\"}");
   }
 
-  // Keep-alive: a controller whose host went silent for KATO is torn down.
+  // Keep-alive: a controller whose host went silent for KATO is torn down. Removed namespaces
+  // no command holds any more are freed (a removal with no later one would otherwise wait).
   void housekeeping() {
     pthread_setname_np(pthread_self(), "nvmt-house");
     std::unique_lock lk(hk_mutex);
@@ -166,9 +167,11 @@ struct Engine::Impl {
       const auto now = std::chrono::steady_clock::now();
       auto subs = target.subsystems();
       subs.push_back(target.find(nvme::discovery_nqn));
-      for (auto& s : subs)
+      for (auto& s : subs) {
         for (auto& c : s->controllers())
           if (!c->dead() && c->keep_alive_expired(now)) c->fail("keep-alive timeout");
+        s->namespaces().reclaim();
+      }
     }
   }
 };

@@ -30,7 +30,7 @@ nvme::Status prepare_identify(SubmissionQueue& sq, Request& req) {
       if (nsid == 0 || (nsid > s.nn() && nsid != nsid_broadcast)) return st::invalid_namespace.at(nsid_loc);
       break;
     case nvme::Cns::namespace_id_descriptors:
-      if (!s.ns(nsid)) return st::invalid_namespace.at(nsid_loc);
+      if (!s.namespaces().active(nsid)) return st::invalid_namespace.at(nsid_loc);
       break;
     case nvme::Cns::active_namespace_list:
       if (nsid >= 0xfffffffe) return st::invalid_namespace.at(nsid_loc);
@@ -51,14 +51,14 @@ void execute_identify(SubmissionQueue& sq, Request& req) {
   switch (static_cast<nvme::Cns>(cns_of(req))) {
     case nvme::Cns::namespace_:
       // An inactive NSID in range returns a zeroed structure (NVMe base spec).
-      if (const Namespace* ns = s.ns(req.sqe.nsid())) ns->fill_identify(out);
+      if (NsRef ns(s.namespaces(), req.sqe.nsid()); ns) ns->fill_identify(out);
       else std::memset(out, 0, identify_size);
       break;
     case nvme::Cns::controller: fill_identify_controller(sq, out); break;
     case nvme::Cns::active_namespace_list: fill_active_ns_list(s, req.sqe.nsid(), out); break;
     case nvme::Cns::namespace_id_descriptors:
-      if (!s.ns(req.sqe.nsid())) return sq.complete(req, st::invalid_namespace.at(nsid_loc));
-      fill_ns_descriptors(s, req.sqe.nsid(), out);
+      if (NsRef ns(s.namespaces(), req.sqe.nsid()); ns) fill_ns_descriptors(*ns, out);
+      else return sq.complete(req, st::invalid_namespace.at(nsid_loc));
       break;
   }
   req.response_len = identify_size;

@@ -51,6 +51,7 @@ uint64_t Controller::cap() const {
 }
 
 void Controller::write_cc(uint32_t value) {
+  std::lock_guard lk(_mutex);
   const uint32_t old = _cc.exchange(value);
   uint32_t csts = _csts.load();
   if ((value & cc_bits::en) && !(old & cc_bits::en)) {
@@ -59,11 +60,27 @@ void Controller::write_cc(uint32_t value) {
     const bool ok = cc_bits::iosqes(value) == 6 && cc_bits::iocqes(value) == 4 && cc_bits::mps(value) == 0 &&
                     cc_bits::css(value) == 0;
     csts = ok ? (csts | csts_bits::rdy) : (csts | csts_bits::cfs);
+    _resetting = false;  // queues of the last reset still closing no longer decide RDY
   } else if (!(value & cc_bits::en) && (old & cc_bits::en)) {
-    csts &= ~(csts_bits::rdy | csts_bits::shst_complete);
+    csts &= ~csts_bits::shst_complete;
+    if (!reset_io_queues_locked()) csts &= ~csts_bits::rdy;
   }
   if (cc_bits::shn(value) != 0) csts = (csts & ~(3u << 2)) | csts_bits::shst_complete;
   _csts.store(csts, std::memory_order_release);
+}
+
+// Closes every I/O queue (each notices at its next pass, SubmissionQueue::poll_events);
+// returns whether any was open, RDY then dropping when the last one detaches.
+bool Controller::reset_io_queues_locked() {
+  _resets.fetch_add(1, std::memory_order_acq_rel);
+  bool any = false;
+  for (size_t qid = 1; qid < _queues.size(); ++qid) {
+    if (!_queues[qid]) continue;
+    any = true;
+    _queues[qid]->transport().kick();
+  }
+  _resetting = any;
+  return any;
 }
 
 bool Controller::attach_queue(uint16_t qid, SubmissionQueue* sq) {
@@ -76,6 +93,10 @@ bool Controller::attach_queue(uint16_t qid, SubmissionQueue* sq) {
 void Controller::detach_queue(uint16_t qid) {
   std::lock_guard lk(_mutex);
   if (qid < _queues.size()) _queues[qid] = nullptr;
+  if (!_resetting || qid == 0) return;
+  if (std::any_of(_queues.begin() + 1, _queues.end(), [](const SubmissionQueue* q) { return q != nullptr; })) return;
+  _resetting = false;
+  _csts.fetch_and(~csts_bits::rdy, std::memory_order_acq_rel);
 }
 
 std::vector<SubmissionQueue*> Controller::queues_locked_snapshot() const {

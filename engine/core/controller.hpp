@@ -45,8 +45,13 @@ class Controller {
   uint64_t cap() const;
   uint32_t cc() const { return _cc.load(std::memory_order_acquire); }
   uint32_t csts() const { return _csts.load(std::memory_order_acquire); }
+  // CC.EN 1 -> 0 is a controller reset: the I/O queues are closed (as SPDK does) and CSTS.RDY
+  // drops once the last of them is gone; CC.EN 0 -> 1 sets RDY again (or CFS).
   void write_cc(uint32_t value);
-  bool enabled() const { return csts() & 1; }
+  // Commands other than Fabrics ones are served only while CC.EN and CSTS.RDY are both 1.
+  bool enabled() const { return (csts() & 1) && (cc() & 1); }
+  // Advances at each reset: an I/O queue bound in an older one closes.
+  uint32_t reset_count() const { return _resets.load(std::memory_order_acquire); }
 
   // Queues.
   bool attach_queue(uint16_t qid, SubmissionQueue* sq);  // false if taken or out of range
@@ -83,6 +88,8 @@ class Controller {
   Smart smart() const;
 
  private:
+  bool reset_io_queues_locked();
+
   Target& _target;
   std::shared_ptr<Subsystem> _subsys;
   std::string _hostnqn;
@@ -93,10 +100,12 @@ class Controller {
   std::atomic<int64_t> _last_ka_ns{0};
   std::atomic<uint16_t> _io_queues;
   std::atomic<bool> _dead{false};
+  std::atomic<uint32_t> _resets{0};
+  bool _resetting = false;  // guarded by _mutex: RDY drops when the last I/O queue detaches
   std::atomic<uint32_t> _events{0};
   std::atomic<uint32_t> _aec{0x100};  // namespace attribute notices enabled
   std::atomic<bool> _vwc{true};
-  mutable std::mutex _mutex;  // queues, changed-namespace list
+  mutable std::mutex _mutex;  // queues, changed-namespace list, CSTS changes
   std::vector<SubmissionQueue*> _queues;  // index = qid
   std::vector<uint32_t> _changed_nsids;
 };

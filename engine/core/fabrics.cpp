@@ -26,6 +26,12 @@ inline constexpr size_t attrib = 40, offset = 44, value = 48;
 constexpr uint32_t invalid_in_data(size_t off) { return (1u << 16) | static_cast<uint32_t>(off); }
 constexpr uint32_t invalid_in_sqe(size_t off) { return static_cast<uint32_t>(off); }
 
+// The host NQN exactly as the Connect data carried it, quoted, so that an empty one (a host
+// that sent none) reads as "" and not as a gap in the line.
+std::string host_text(const std::string& hostnqn) {
+  return "host " + json_string(hostnqn) + (hostnqn.empty() ? " (empty host NQN)" : "");
+}
+
 void fail_connect(SubmissionQueue& sq, Request& req, nvme::Status s, uint32_t ipo) {
   req.cqe.dw0 = ipo;
   sq.complete(req, s);
@@ -43,7 +49,7 @@ void connect_admin(SubmissionQueue& sq, Request& req, std::shared_ptr<Subsystem>
   ctrl->attach_queue(0, &sq);
   sq.bind(ctrl, 0, sqsize, no_sqflow);
   sq.target().counters().connects.fetch_add(1);
-  sq.target().log(EventLevel::info, "connect: " + hostnqn + " -> " + subsys->nqn() + " cntlid " +
+  sq.target().log(EventLevel::info, "connect: " + host_text(hostnqn) + " -> " + subsys->nqn() + " cntlid " +
                                         std::to_string(cntlid) + " kato " + std::to_string(kato) +
                                         " ms (" + sq.transport().peer() + ")");
   sq.target().event("connect", "{\"hostnqn\":" + json_string(hostnqn) + ",\"subnqn\":" +
@@ -80,12 +86,12 @@ void execute_connect(SubmissionQueue& sq, Request& req) {
 
   auto subsys = sq.target().find(subnqn);
   if (!subsys) {
-    sq.target().log(EventLevel::warning, "connect refused: unknown subsystem '" + subnqn + "' from " + hostnqn);
+    sq.target().log(EventLevel::warning, "connect refused: unknown subsystem '" + subnqn + "' from " + host_text(hostnqn));
     return fail_connect(sq, req, st::connect_invalid_parameters,
                         invalid_in_data(nvme::connect_data::subnqn));
   }
   if (!subsys->host_allowed(hostnqn)) {
-    sq.target().log(EventLevel::warning, "connect refused: host " + hostnqn + " not allowed on " + subnqn);
+    sq.target().log(EventLevel::warning, "connect refused: " + host_text(hostnqn) + " not allowed on " + subnqn);
     return fail_connect(sq, req, st::connect_invalid_host, invalid_in_data(nvme::connect_data::hostnqn));
   }
   const uint32_t mqes = sq.target().limits().queue_depth - 1;
@@ -131,6 +137,9 @@ nvme::Status prepare_fabrics(SubmissionQueue& sq, Request& req) {
       if (sq.qid() != 0) return st::invalid_field.at(4);
       return st::success;
     case FabricsType::disconnect:
+      // Disconnect deletes the I/O queue it arrives on; the admin queue ends with the
+      // association (CC.SHN, or closing the connection).
+      if (sq.qid() == 0) return st::invalid_queue_type;
       return st::success;
     default:  // Authentication Send/Receive and anything newer: not supported
       return st::invalid_opcode.at(4);
@@ -160,6 +169,8 @@ void execute_fabrics(SubmissionQueue& sq, Request& req) {
       return sq.complete(req, st::success);
     }
     case FabricsType::disconnect:
+      sq.complete(req, st::success);
+      return sq.disconnect_requested();
     default:
       return sq.complete(req, st::success);
   }

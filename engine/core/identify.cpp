@@ -95,9 +95,8 @@ void fill_active_ns_list(const Subsystem& s, uint32_t after_nsid, uint8_t* out) 
   }
 }
 
-void fill_ns_descriptors(const Subsystem& s, uint32_t nsid, uint8_t* out) {
+void fill_ns_descriptors(const Namespace& ns, uint8_t* out) {
   std::memset(out, 0, identify_size);
-  const Namespace* ns = s.ns(nsid);
   size_t off = 0;
   auto put = [&](uint8_t nidt, const uint8_t* id, uint8_t len) {
     out[off] = nidt;
@@ -105,11 +104,11 @@ void fill_ns_descriptors(const Subsystem& s, uint32_t nsid, uint8_t* out) {
     std::memcpy(out + off + 4, id, len);
     off += 4 + len;
   };
-  const auto eui = ns->eui64();
-  const auto nguid = ns->nguid();
+  const auto eui = ns.eui64();
+  const auto nguid = ns.nguid();
   put(1, eui.data(), 8);
   put(2, nguid.data(), 16);
-  put(3, ns->uuid().data(), 16);
+  put(3, ns.uuid().data(), 16);
 }
 
 }  // namespace core

@@ -116,7 +116,7 @@ void count(SubmissionQueue& sq, const Request& req) {
 }  // namespace
 
 nvme::Status prepare_nvm(SubmissionQueue& sq, Request& req) {
-  req.ns = sq.controller()->subsystem().ns(req.sqe.nsid());
+  req.ns = sq.controller()->subsystem().namespaces().acquire(req.sqe.nsid(), req.ns_hold);
   if (!req.ns) return st::invalid_namespace.at(nsid_loc);
   switch (static_cast<NvmOpcode>(req.sqe.opcode())) {
     case NvmOpcode::read: return prepare_rw(sq, req, DataDir::controller_to_host);

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "engine/backend/backend.hpp"
+#include "engine/core/namespace_table.hpp"
 #include "engine/nvme/spec.hpp"
 #include "engine/nvme/status.hpp"
 
@@ -32,7 +33,8 @@ struct Request {
   uint32_t response_len = 0;
 
   SubmissionQueue* sq = nullptr;
-  Namespace* ns = nullptr;
+  Namespace* ns = nullptr;  // NVM commands: held (ns_hold) from prepare until complete
+  NsHold ns_hold;
   backend::Io io;
   uint32_t step = 0;        // multi-step commands (DSM ranges, Compare)
   uint64_t step_offset = 0; // bytes of the current step already done

@@ -30,6 +30,7 @@ void SubmissionQueue::bind(std::shared_ptr<Controller> ctrl, uint16_t qid, uint1
   _qid = qid;
   _sqsize = sqsize;
   _sqflow_disabled = sqflow_disabled;
+  _bound_resets = _ctrl->reset_count();
 }
 
 void SubmissionQueue::unbind() {
@@ -55,6 +56,7 @@ nvme::Status SubmissionQueue::prepare(Request& req) {
   req.response_len = 0;
   req.step = 0;
   req.step_offset = 0;
+  NamespaceTable::release(req.ns_hold);  // none: complete() dropped it (a slot never leaks one)
   req.ns = nullptr;
   req.cqe = nvme::Cqe{};
   if (req.sqe.fuse() != 0) return nvme::status::invalid_field.at(1);
@@ -99,6 +101,10 @@ void SubmissionQueue::fill_cqe(Request& req, nvme::Status st) {
 // is free then never has more commands outstanding than the queue has slots; advancing on
 // arrival let it refill the whole SQ while earlier commands still held theirs.
 void SubmissionQueue::complete(Request& req, nvme::Status st) {
+  if (req.ns_hold.table) {  // the backend is done with it: the namespace may be freed now
+    NamespaceTable::release(req.ns_hold);
+    req.ns = nullptr;
+  }
   if (!st.ok()) _counters.errors.add();
   advance_sqhd();
   fill_cqe(req, st);
@@ -121,10 +127,15 @@ bool SubmissionQueue::park_aer(Request& req) {
   return false;
 }
 
+void SubmissionQueue::disconnect_requested() {
+  _disconnecting = true;
+  _transport.kick();  // one more pass: poll_events() starts the close
+}
+
 bool SubmissionQueue::poll_events() {
   if (!_ctrl) return false;
-  if (_ctrl->dead()) return true;
-  if (_qid != 0) return false;
+  if (_ctrl->dead() || _disconnecting) return true;
+  if (_qid != 0) return _ctrl->reset_count() != _bound_resets;
   const uint32_t events = _ctrl->take_events();
   if (!events) return false;
   uint32_t undelivered = 0;

@@ -54,8 +54,11 @@ class SubmissionQueue {
   // A command the transport deferred (TransportQueue::defer) goes on.
   void resume(Request& req);
   // Called on every io_work pass: delivers pending events to parked AERs. Returns true when
-  // the controller died (KATO, shutdown of the association) and the queue must close.
+  // the queue must close: the controller died (KATO, shutdown of the association), was reset
+  // (CC.EN 1 -> 0) since this I/O queue connected, or the host sent Fabrics Disconnect.
   bool poll_events();
+  // Fabrics Disconnect was answered: the queue closes once the response is sent.
+  void disconnect_requested();
 
   // Used by the Connect handler.
   void bind(std::shared_ptr<Controller> ctrl, uint16_t qid, uint16_t sqsize, bool sqflow_disabled);
@@ -77,6 +80,8 @@ class SubmissionQueue {
   uint16_t _sqsize = 0;
   uint16_t _sqhd = 0;
   bool _sqflow_disabled = false;
+  bool _disconnecting = false;
+  uint32_t _bound_resets = 0;  // the controller's reset_count() when this queue connected
   QueueCounters _counters;
   std::array<Request*, max_parked_aers> _aers{};
 };

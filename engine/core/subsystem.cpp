@@ -18,32 +18,15 @@ bool Subsystem::host_allowed(const std::string& hostnqn) const {
   return _allow_any_host || std::find(_hosts.begin(), _hosts.end(), hostnqn) != _hosts.end();
 }
 
-std::vector<uint32_t> Subsystem::active_nsids() const {
-  std::vector<uint32_t> ids;
-  for (uint32_t i = 1; i <= max_nsid; ++i)
-    if (_ns[i].load(std::memory_order_acquire)) ids.push_back(i);
-  return ids;
-}
-
 bool Subsystem::add_namespace(std::unique_ptr<Namespace> ns) {
   const uint32_t id = ns->nsid();
-  {
-    std::lock_guard lk(_mutex);
-    if (id < 1 || id > max_nsid || _ns[id].load()) return false;
-    _ns[id].store(ns.get(), std::memory_order_release);
-    _owned.push_back(std::move(ns));
-  }
+  if (!_namespaces.add(std::move(ns))) return false;
   notify_ns_changed(id);
   return true;
 }
 
 bool Subsystem::remove_namespace(uint32_t nsid) {
-  {
-    std::lock_guard lk(_mutex);
-    if (nsid < 1 || nsid > max_nsid || !_ns[nsid].load()) return false;
-    // The object stays in _owned: commands in flight may still hold it.
-    _ns[nsid].store(nullptr, std::memory_order_release);
-  }
+  if (!_namespaces.remove(nsid)) return false;
   notify_ns_changed(nsid);
   return true;
 }

@@ -1,23 +1,18 @@
 #pragma once
 // An NVM subsystem: NQN, allowed hosts, namespaces, live controllers.
-// The namespace table is read on every I/O without locks: an array of atomic pointers indexed
-// by NSID. Removed namespaces are kept alive (retired list) until the subsystem dies, so an
-// in-flight command never sees a dangling pointer.
-#include <array>
-#include <atomic>
+// The namespace table is read on every I/O without locks (namespace_table.hpp); a removed
+// namespace is freed once no command holds it.
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
-#include "engine/core/namespace.hpp"
+#include "engine/core/namespace_table.hpp"
 
 namespace core {
 
 class Controller;
-
-inline constexpr uint32_t max_nsid = 1024;
 
 class Subsystem {
  public:
@@ -30,12 +25,11 @@ class Subsystem {
   bool is_discovery() const { return _discovery; }
   bool host_allowed(const std::string& hostnqn) const;
 
-  Namespace* ns(uint32_t nsid) const {
-    return nsid >= 1 && nsid <= max_nsid ? _ns[nsid].load(std::memory_order_acquire) : nullptr;
-  }
+  // Commands read namespaces through holds (NamespaceTable::acquire, NsRef).
+  NamespaceTable& namespaces() const { return _namespaces; }
   uint32_t nn() const { return max_nsid; }
   // Active NSIDs in ascending order (control path).
-  std::vector<uint32_t> active_nsids() const;
+  std::vector<uint32_t> active_nsids() const { return _namespaces.active_nsids(); }
   bool add_namespace(std::unique_ptr<Namespace> ns);  // false if the NSID is taken
   bool remove_namespace(uint32_t nsid);
 
@@ -52,9 +46,8 @@ class Subsystem {
   bool _allow_any_host;
   std::vector<std::string> _hosts;
   bool _discovery;
-  std::array<std::atomic<Namespace*>, max_nsid + 1> _ns{};
+  mutable NamespaceTable _namespaces;  // holds are taken through const handlers
   mutable std::mutex _mutex;  // guards everything below
-  std::vector<std::unique_ptr<Namespace>> _owned;    // live and retired namespaces
   std::vector<std::weak_ptr<Controller>> _ctrls;     // index = cntlid - 1
   uint16_t _last_cntlid = 0;
 };

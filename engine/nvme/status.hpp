@@ -56,6 +56,7 @@ inline constexpr Status connect_incompatible_format{Sct::command_specific, 0x80,
 inline constexpr Status connect_controller_busy{Sct::command_specific, 0x81, true};
 inline constexpr Status connect_invalid_parameters{Sct::command_specific, 0x82, true};
 inline constexpr Status connect_invalid_host{Sct::command_specific, 0x84, true};
+inline constexpr Status invalid_queue_type{Sct::command_specific, 0x85, true};  // Disconnect on the admin queue
 
 inline constexpr Status write_fault{Sct::media, 0x80, false};
 inline constexpr Status unrecovered_read_error{Sct::media, 0x81, false};

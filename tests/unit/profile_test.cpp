@@ -308,7 +308,10 @@ TEST(ProfileImport, Spdk) {
   EXPECT_TRUE(mentions(n, "nvmf nvmf_set_config (poll_groups_mask"));
   EXPECT_TRUE(mentions(n, "nvmf nvmf_set_max_subsystems: no equivalent"));
   EXPECT_TRUE(mentions(n, "SPDK subsystems iobuf, sock: SPDK library settings"));
-  EXPECT_TRUE(mentions(n, "bdev bdev_set_options, bdev_wait_for_examine: SPDK bdev library settings"));
+  // bdev_raid_set_options is an options call (issue 15, defect 10): a library setting, not a bdev.
+  EXPECT_TRUE(mentions(n, "bdev bdev_raid_set_options, bdev_set_options, bdev_wait_for_examine: SPDK bdev library settings"))
+      << ::testing::PrintToString(n);
+  EXPECT_FALSE(mentions(n, "bdev_raid_set_options", "no equivalent (nvmetune backends"));
   EXPECT_FALSE(mentions(n, "keyring"));  // empty config
 
   auto checked = data::parse_profile(data::to_json(p).dump());
@@ -370,7 +373,9 @@ TEST_F(ProfileApply, LiveApplyTakesEffectAndIsAnEvent) {
   const auto cfg = _engine->config();
   ASSERT_EQ(cfg.subsystems.size(), 2u);
   EXPECT_EQ(cfg.subsystems[0].namespaces.size(), 2u);
-  EXPECT_TRUE(mentions(report.not_applied, "tcp: not applied"));
+  EXPECT_TRUE(mentions(report.not_applied, "tcp: transport settings take effect when the engine starts"));
+  // Each line is printed after "not applied: ": it must not say so again (issue 15, defect 10).
+  for (const auto& line : report.not_applied) EXPECT_EQ(line.find("not applied"), std::string::npos) << line;
   EXPECT_TRUE(has_profile_event());
   _engine->stop();  // a clean stop reverts the steering
   EXPECT_EQ(tree.read("/proc/irq/1/smp_affinity_list"), "0-1\n");
