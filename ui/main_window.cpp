@@ -29,6 +29,7 @@
 #include "ui/views/histogram_view.hpp"
 #include "ui/views/plot_style.hpp"
 #include "ui/views/probes_view.hpp"
+#include "ui/views/steering_view.hpp"
 #include "ui/views/tuning_view.hpp"
 
 #ifndef NVMETUNE_VERSION
@@ -67,6 +68,7 @@ MainWindow::MainWindow(QWidget* parent)
   _histograms = new HistogramView(*_history, _tabs);
   _tuning = new TuningView(*_session, _tabs);
   _probes = new ProbesView(*_session, _tabs);
+  _steering = new SteeringView(*_session, _tabs);
   _log = new QPlainTextEdit(_tabs);
   _log->setObjectName("log");
   _log->setReadOnly(true);
@@ -75,6 +77,7 @@ MainWindow::MainWindow(QWidget* parent)
   _tabs->addTab(_histograms, "&Histograms");
   _tabs->addTab(_tuning, "&Tuning");
   _tabs->addTab(_probes, "&Probes");
+  _tabs->addTab(_steering, "St&eering");
   _tabs->addTab(_log, "&Log");
   setCentralWidget(_tabs);
 

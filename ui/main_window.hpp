@@ -1,6 +1,6 @@
 #pragma once
 // The main window: one engine shown at a time (embedded in this process or attached over its
-// control socket), as a Dashboard, Histograms, Tuning, Probes and Log. Menus and shortcuts, the
+// control socket), as a Dashboard, Histograms, Tuning, Probes, Steering and Log. Menus and shortcuts, the
 // built-in load on the toolbar, the time window and pause shared by the time views, a status
 // bar saying which engine is shown and how its recording is doing. Layout, the window choice
 // and the last attached socket are remembered (QSettings).
@@ -28,6 +28,7 @@ class IntervalHistory;
 class LogBuffer;
 class TuningView;
 class ProbesView;
+class SteeringView;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -55,6 +56,7 @@ class MainWindow : public QMainWindow {
   HistogramView* histograms() const { return _histograms; }
   TuningView* tuning() const { return _tuning; }
   ProbesView* probes() const { return _probes; }
+  SteeringView* steering() const { return _steering; }
   QTabWidget* tabs() const { return _tabs; }
   BuiltinLoad& load() { return *_load; }
   QLabel* engine_label() const { return _engine_label; }
@@ -85,6 +87,7 @@ class MainWindow : public QMainWindow {
   HistogramView* _histograms = nullptr;
   TuningView* _tuning = nullptr;
   ProbesView* _probes = nullptr;
+  SteeringView* _steering = nullptr;
   QPlainTextEdit* _log = nullptr;
   QComboBox* _window_choice = nullptr;
   QAction* _pause = nullptr;

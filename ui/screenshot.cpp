@@ -7,6 +7,9 @@
 #include <QPalette>
 #include <QStyle>
 #include <QStyleFactory>
+#include <QComboBox>
+#include <QLineEdit>
+#include <QPushButton>
 #include <QTabWidget>
 #include <QThread>
 
@@ -22,6 +25,7 @@
 #include "ui/views/dashboard_view.hpp"
 #include "ui/views/histogram_view.hpp"
 #include "ui/views/probes_view.hpp"
+#include "ui/views/steering_view.hpp"
 #include "ui/views/tuning_view.hpp"
 
 namespace ui {
@@ -65,6 +69,7 @@ std::vector<View> views(const std::string& probe_source) {
       {"histograms", [](MainWindow& w) -> QWidget* { return w.histograms(); }, "read_latency"},
       {"tuning", [](MainWindow& w) -> QWidget* { return w.tuning(); }, ""},
       {"probes", [](MainWindow& w) -> QWidget* { return w.probes(); }, ""},
+      {"steering", [](MainWindow& w) -> QWidget* { return w.steering(); }, ""},
   };
   if (!probe_source.empty())
     out.push_back({"histograms-probe", [](MainWindow& w) -> QWidget* { return w.histograms(); }, probe_source});
@@ -111,6 +116,8 @@ void apply_palette(bool dark) {
   p.setColor(QPalette::ToolTipText, QColor(230, 230, 230));
   p.setColor(QPalette::Mid, QColor(90, 90, 90));
   p.setColor(QPalette::PlaceholderText, QColor(150, 150, 150));
+  // A disabled button must look disabled (Apply with nothing to apply, Revert with nothing changed).
+  for (auto role : {QPalette::WindowText, QPalette::Text, QPalette::ButtonText}) p.setColor(QPalette::Disabled, role, QColor(120, 120, 120));
   QApplication::setPalette(p);
 }
 
@@ -141,6 +148,12 @@ QStringList take_screenshots(const control::Config& cfg, const ScreenshotOptions
     tuning.set_value(field("threading.threads"), 1);
     tuning.apply();
     run_for(opts.load_s);
+    // A dry run on the listener's interface (loopback here): RPS on every CPU. Nothing is written.
+    if (auto* steering = window.steering(); steering->device_box()->count() > 0) {
+      steering->cpus_edit("rps")->setText("all");
+      steering->dry_run_button()->click();
+      run_for(0.5);
+    }
     const std::string probe = probe_source_name(opts.probe, "");
     const auto list = views(window.histograms()->has_source(probe) ? probe : std::string());
     bool ok = render_views(window, list, opts.dir, "", 1, written);

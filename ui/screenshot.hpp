@@ -2,7 +2,7 @@
 // `nvmetune --screenshot DIR`: a short built-in load against an embedded engine, one mode switch
 // through the tuning form, then every main view rendered to DIR/<view>.png (1280x800),
 // DIR/<view>-dark.png in the dark palette and DIR/<view>-4k.png (3840x2160 at 200 %, a 4K
-// screen). Views: dashboard, histograms, tuning, probes, and histograms-probe (a probe's
+// screen). Views: dashboard, histograms, tuning, probes, steering (a dry run), and histograms-probe (a probe's
 // histogram, when the probe could start). For the README, CI and humans checking layout.
 #include <QString>
 #include <QStringList>

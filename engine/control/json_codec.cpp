@@ -165,6 +165,7 @@ void queue_from_json(const json& j, stats::QueueRow& q) {
   q.peer = j.value("peer", std::string());
   q.io_mechanism = j.value("io_mechanism", std::string());
   q.worker = j.value("worker", -1);
+  q.incoming_cpu = j.value("incoming_cpu", -1);
   q.commands = j.value("commands", uint64_t{0});
   q.read_bytes = j.value("read_bytes", uint64_t{0});
   q.write_bytes = j.value("write_bytes", uint64_t{0});

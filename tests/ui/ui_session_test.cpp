@@ -8,6 +8,8 @@
 #include <QImage>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QTableWidget>
 #include <QProcess>
 #include <QPushButton>
 #include <QSpinBox>
@@ -18,7 +20,9 @@
 
 #include <climits>
 
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <set>
 
@@ -36,11 +40,13 @@
 #include "ui/models/interval_history.hpp"
 #include "ui/models/histogram_sources.hpp"
 #include "ui/models/probe_model.hpp"
+#include "ui/models/steering_model.hpp"
 #include "ui/models/tuning_model.hpp"
 #include "ui/screenshot.hpp"
 #include "ui/views/dashboard_view.hpp"
 #include "ui/views/histogram_view.hpp"
 #include "ui/views/probes_view.hpp"
+#include "ui/views/steering_view.hpp"
 #include "ui/views/tuning_view.hpp"
 
 namespace {
@@ -79,6 +85,8 @@ class UiSessionTest : public QObject {
   void save_as_profile_stores_on_the_engine_side();
   void probes_panel_starts_and_stops_a_probe();
   void probe_refusal_shown_on_its_row();
+  void steering_panel_shows_queues_and_plan();
+  void steering_refused_irq_write_explained();
 
  private:
   json call(const std::string& method, const json& params = nullptr);
@@ -292,9 +300,9 @@ void UiSessionTest::screenshot_images_not_blank() {
   QString error;
   const QStringList files = ui::take_screenshots(cfg, opts, error);
   QVERIFY2(error.isEmpty(), qPrintable(error));
-  // dashboard, histograms, tuning, probes (+ histograms-probe when the probe could run), each
+  // dashboard, histograms, tuning, probes, steering (+ histograms-probe when the probe could run), each
   // light, dark and 4K.
-  QVERIFY2(files.size() == 12 || files.size() == 15, qPrintable(files.join(", ")));
+  QVERIFY2(files.size() == 15 || files.size() == 18, qPrintable(files.join(", ")));
   if (geteuid() == 0) QVERIFY2(files.filter("histograms-probe").size() == 3, qPrintable(files.join(", ")));
   for (const auto& f : files) {
     const QImage img(f);
@@ -525,6 +533,91 @@ void UiSessionTest::probe_refusal_shown_on_its_row() {
   QVERIFY2(row->detail().contains("not a block device"), qPrintable(row->detail()));
   QVERIFY(row->detail().startsWith("refused: "));
   view->filter_edit()->clear();
+}
+
+// Steering: the engine's queues with the CPU their packets arrive on (as stats.get reports
+// them), the listener's interface with its RPS masks (as steering.get reports them), and a dry
+// run whose diff names the files without writing them.
+void UiSessionTest::steering_panel_shows_queues_and_plan() {
+  auto* view = _window->steering();
+  _window->tabs()->setCurrentWidget(view);
+  QTRY_VERIFY_WITH_TIMEOUT(view->device_box()->count() > 0, wait_ms);
+  const json state = call("steering.get");
+  const std::string device = state["interfaces"][0].value("name", std::string());
+  QCOMPARE(view->device_box()->currentText().toStdString(), device);
+  // The I/O queues of the built-in load, each with its incoming CPU.
+  QTRY_VERIFY_WITH_TIMEOUT(view->queues_table()->rowCount() > 0, wait_ms);
+  const json stats = call("stats.get");
+  std::map<int, int> incoming;  // qid -> CPU, as the engine reports it
+  for (const auto& q : stats["queues"])
+    if (q.value("qid", 0) != 0) incoming[q.value("qid", 0)] = q.value("incoming_cpu", -1);
+  int matched = 0;
+  for (int r = 0; r < view->queues_table()->rowCount(); ++r) {
+    const int qid = view->queues_table()->item(r, 0)->text().toInt();
+    const QString cpu = view->queues_table()->item(r, 2)->text();
+    QVERIFY2(cpu != "?", "an incoming CPU for every queue of a TCP connection");
+    if (incoming.count(qid) && incoming[qid] == cpu.toInt()) ++matched;
+  }
+  QVERIFY(matched > 0);
+  // RPS of the device's rx-0 as the engine read it.
+  const json rx0 = state["interfaces"][0]["rx"][0];
+  std::string rps = rx0["rps_cpus"].is_string() ? rx0["rps_cpus"].get<std::string>() : "-";
+  if (rps.empty()) rps = "none";
+  bool shown = false;
+  for (int r = 0; r < view->rps_table()->rowCount(); ++r)
+    shown |= view->rps_table()->item(r, 0)->text().toStdString() == device && view->rps_table()->item(r, 1)->text() == "0" &&
+             view->rps_table()->item(r, 2)->text().toStdString() == rps;
+  QVERIFY(shown);
+  // Dry run: RPS on every CPU. The diff names rx-0's rps_cpus; the file is left as it was.
+  const std::string path = "/sys/class/net/" + device + "/queues/rx-0/rps_cpus";
+  std::ifstream before_in(path);
+  const std::string before((std::istreambuf_iterator<char>(before_in)), {});
+  view->cpus_edit("rps")->setText("all");
+  QVERIFY(view->request_edit()->toPlainText().contains("\"rps\""));
+  QTest::mouseClick(view->dry_run_button(), Qt::LeftButton);
+  QTRY_VERIFY_WITH_TIMEOUT(view->plan_table()->rowCount() > 0, wait_ms);
+  bool named = false;
+  for (int r = 0; r < view->plan_table()->rowCount(); ++r) named |= view->plan_table()->item(r, 0)->text().toStdString() == path;
+  QVERIFY(named);
+  std::ifstream after_in(path);
+  QCOMPARE(std::string((std::istreambuf_iterator<char>(after_in)), {}), before);
+  view->cpus_edit("rps")->clear();
+}
+
+// A /proc/irq write the kernel refuses (a managed IRQ answers EIO to any affinity write; found
+// by rewriting a line's own value, which moves nothing) is shown on the panel with the file and
+// the engine's explanation, and nothing changed.
+void UiSessionTest::steering_refused_irq_write_explained() {
+  if (geteuid() != 0) QSKIP("needs root to find a managed IRQ");
+  std::string irq, affinity;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/irq")) {
+    const std::string file = entry.path().string() + "/smp_affinity_list";
+    std::ifstream in(file);
+    std::string value;
+    if (!(in >> value)) continue;
+    std::ofstream out(file);
+    out << value << "\n";
+    out.flush();
+    if (!out) {  // refused even its own value: a managed line
+      irq = entry.path().filename().string(), affinity = value;
+      break;
+    }
+  }
+  if (irq.empty()) QSKIP("no managed IRQ on this machine");
+  auto* view = _window->steering();
+  _window->tabs()->setCurrentWidget(view);
+  QTRY_VERIFY_WITH_TIMEOUT(!view->model().busy(), wait_ms);
+  const std::string other = affinity == "0" ? "1" : "0";
+  view->request_edit()->setPlainText(QString::fromStdString(json{{"irq", {{{"irq", std::stoi(irq)}, {"cpus", other}}}}}.dump()));
+  QTest::mouseClick(view->apply_button(), Qt::LeftButton);
+  const QString file = QString::fromStdString("/proc/irq/" + irq + "/smp_affinity_list");
+  QTRY_VERIFY_WITH_TIMEOUT(view->refusal_label()->text().contains(file), wait_ms);
+  QVERIFY2(view->refusal_label()->text().contains("managed IRQ"), qPrintable(view->refusal_label()->text()));
+  std::ifstream in(file.toStdString());
+  std::string now;
+  in >> now;
+  QCOMPARE(now, affinity);
+  QVERIFY(call("steering.get")["saved"].empty());
 }
 
 QTEST_MAIN(UiSessionTest)
