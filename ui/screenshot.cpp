@@ -22,6 +22,7 @@
 #include "ui/models/tuning_model.hpp"
 #include "ui/models/histogram_sources.hpp"
 #include "ui/models/probe_model.hpp"
+#include "ui/models/steering_model.hpp"
 #include "ui/views/dashboard_view.hpp"
 #include "ui/views/histogram_view.hpp"
 #include "ui/views/probes_view.hpp"
@@ -148,11 +149,17 @@ QStringList take_screenshots(const control::Config& cfg, const ScreenshotOptions
     tuning.set_value(field("threading.threads"), 1);
     tuning.apply();
     run_for(opts.load_s);
+    // The panels that answer once (probes.list loads every probe to judge it; steering.get reads
+    // /proc and /sys): pictured with their answer, also on a loaded machine.
+    auto& probes = window.probes()->model();
+    wait_for([&] { return !probes.busy() && (!probes.rows().empty() || !probes.unavailable().isEmpty()); }, attach_timeout_ms);
+    auto* steering = window.steering();
+    wait_for([&] { return !steering->model().busy() && steering->model().state().contains("interfaces"); }, attach_timeout_ms);
     // A dry run on the listener's interface (loopback here): RPS on every CPU. Nothing is written.
-    if (auto* steering = window.steering(); steering->device_box()->count() > 0) {
+    if (steering->device_box()->count() > 0) {
       steering->cpus_edit("rps")->setText("all");
       steering->dry_run_button()->click();
-      run_for(0.5);
+      wait_for([&] { return !steering->model().busy(); }, attach_timeout_ms);
     }
     const std::string probe = probe_source_name(opts.probe, "");
     const auto list = views(window.histograms()->has_source(probe) ? probe : std::string());
