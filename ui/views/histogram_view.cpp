@@ -22,7 +22,8 @@ namespace {
 
 constexpr double ns_per_us = 1e3;
 constexpr int rows_margin = 2;  // empty rows kept around the non-empty ones
-constexpr int sources_width_em = 30;  // room for "runqlat tid=812,comm=nvmt-poll/0"
+constexpr const char* widest_source = "runqlat tid=4194304,comm=nvmt-poll/0";  // a probe's per-thread source
+constexpr int sources_margin_px = 24;  // frame and scroll bar
 constexpr int scale_gap_px = 6;  // right of the colour scale's rotated title: not at the widget's very edge
 
 QSharedPointer<QCPAxisTickerText> bucket_ticker() {
@@ -52,7 +53,7 @@ std::pair<int, int> used_rows(const IntervalHistory& h, int source, size_t from,
 
 HistogramView::HistogramView(IntervalHistory& history, QWidget* parent) : QWidget(parent), _history(history) {
   _sources = new QListWidget(this);
-  _sources->setMaximumWidth(sources_width_em * fontMetrics().averageCharWidth());
+  _sources->setMaximumWidth(fontMetrics().horizontalAdvance(widest_source) + sources_margin_px);
   _sources->setToolTip("Histogram sources of the engine (more appear here as probes attach)");
   _bars_plot = new QCustomPlot(this);
   _bars_plot->setObjectName("histogram");
