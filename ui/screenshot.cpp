@@ -141,7 +141,11 @@ QStringList take_screenshots(const control::Config& cfg, const ScreenshotOptions
       return error = "the window did not attach to the engine", written;
     // One eBPF probe, so a probe's histogram is on the pictures (or, without BPF permission,
     // the Probes view's explanation).
-    window.probes()->model().start(QString::fromStdString(opts.probe));
+    auto& probes = window.probes()->model();
+    probes.start(QString::fromStdString(opts.probe));
+    // Its first interval comes after the first probes.list has judged every probe (seconds on a
+    // loaded machine): wait for the start's answer, so the probe runs through the whole load.
+    wait_for([&] { return !probes.busy() && probes.find(opts.probe); }, attach_timeout_ms);
     window.toggle_load();
     run_for(opts.load_s);
     auto& tuning = window.tuning()->model();
@@ -151,8 +155,10 @@ QStringList take_screenshots(const control::Config& cfg, const ScreenshotOptions
     run_for(opts.load_s);
     // The panels that answer once (probes.list loads every probe to judge it; steering.get reads
     // /proc and /sys): pictured with their answer, also on a loaded machine.
-    auto& probes = window.probes()->model();
     wait_for([&] { return !probes.busy() && (!probes.rows().empty() || !probes.unavailable().isEmpty()); }, attach_timeout_ms);
+    const std::string probe = probe_source_name(opts.probe, "");
+    if (const auto* row = probes.find(opts.probe); row && row->running)
+      wait_for([&] { return window.histograms()->has_source(probe); }, attach_timeout_ms);
     auto* steering = window.steering();
     wait_for([&] { return !steering->model().busy() && steering->model().state().contains("interfaces"); }, attach_timeout_ms);
     // A dry run on the listener's interface (loopback here): RPS on every CPU. Nothing is written.
@@ -161,7 +167,6 @@ QStringList take_screenshots(const control::Config& cfg, const ScreenshotOptions
       steering->dry_run_button()->click();
       wait_for([&] { return !steering->model().busy(); }, attach_timeout_ms);
     }
-    const std::string probe = probe_source_name(opts.probe, "");
     const auto list = views(window.histograms()->has_source(probe) ? probe : std::string());
     bool ok = render_views(window, list, opts.dir, "", 1, written);
     apply_palette(true);
