@@ -19,8 +19,9 @@
 #include "app/serve_record.hpp"
 #include "engine/control/rpc_methods.hpp"
 #include "engine/control/rpc_server.hpp"
-#include "probes/probe_rpc.hpp"
-#include "probes/probe_set.hpp"
+#include "data/profile/profile_methods.hpp"
+#include "data/store/store.hpp"
+#include "probes/engine_probes.hpp"
 
 namespace app {
 
@@ -173,9 +174,10 @@ void print_banner(const engine::Engine& engine, const control::RpcServer* rpc) {
 
 // Starts the control socket next to engine. nullptr when disabled or when the default path is
 // taken (a warning); sets `fatal` when an explicitly given path could not be used.
-std::unique_ptr<control::RpcServer> start_control_socket(engine::Engine& engine, probes::ProbeSet& probe_set,
-                                                         const ControlSocketOptions& opts, bool& fatal,
-                                                         control::RpcMethodTable extra = {}) {
+std::unique_ptr<control::RpcServer> start_control_socket(engine::Engine& engine,
+                                                         const std::shared_ptr<probes::EngineProbes>& engine_probes,
+                                                         const std::string& profile_db, const ControlSocketOptions& opts,
+                                                         bool& fatal, control::RpcMethodTable extra = {}) {
   fatal = false;
   if (!opts.enabled) return nullptr;
   control::RpcServerOptions ro;
@@ -183,7 +185,8 @@ std::unique_ptr<control::RpcServer> start_control_socket(engine::Engine& engine,
   auto log = stderr_log_sink();
   ro.log = [log](std::string_view text) { log(engine::LogLevel::warning, text); };
   auto methods = control::make_engine_methods(engine, {NVMETUNE_VERSION, ro.path, std::chrono::steady_clock::now()});
-  probes::add_probe_methods(methods, probe_set, engine);
+  data::add_profile_methods(methods, data::table_caller(methods), profile_db);
+  probes::EngineProbes::add_methods(methods, engine_probes);
   methods.merge(extra);
   auto rpc = std::make_unique<control::RpcServer>(std::move(methods), ro);
   if (auto err = rpc->start(); !err.empty()) {
@@ -277,9 +280,6 @@ int serve(const control::Config& cfg, const ControlSocketOptions& control, const
   const sigset_t stop = block_stop_signals();
   std::signal(SIGPIPE, SIG_IGN);  // a host vanishing mid-send is an error value, not a kill
 
-  // eBPF probes beside the engine: started over the control socket, read into each snapshot.
-  // Declared first, so the engine (and its sampler, which calls them) goes first.
-  probes::ProbeSet probe_set(static_cast<int>(getpid()));
   engine::Engine engine(cfg);
   engine.set_log_sink(stderr_log_sink());
   if (auto errors = engine.start(); !errors.empty()) {
@@ -298,9 +298,12 @@ int serve(const control::Config& cfg, const ControlSocketOptions& control, const
       return exit_failure;
     }
   }
-  const uint64_t provider = engine.add_snapshot_provider([&probe_set](stats::Snapshot& s) { probe_set.collect_into(s); });
+  // eBPF probes beside the engine: started over the control socket, read into each snapshot.
+  auto engine_probes = probes::EngineProbes::install(engine);
   bool fatal = false;
-  auto rpc = start_control_socket(engine, probe_set, control, fatal,
+  // profiles.save keeps the engine's state where `nvmetune profile save` on this host would.
+  const std::string profile_db = record.db_path.empty() ? data::default_db_path() : record.db_path;
+  auto rpc = start_control_socket(engine, engine_probes, profile_db, control, fatal,
                                   recorder ? recorder->methods() : control::RpcMethodTable{});
   if (fatal) {
     engine.stop();
@@ -311,8 +314,7 @@ int serve(const control::Config& cfg, const ControlSocketOptions& control, const
 
   const int sig = wait_for_stop(engine, stop);
   rpc.reset();  // no request may reach a stopping engine
-  engine.remove_snapshot_provider(provider);
-  probe_set.stop_all();
+  engine_probes.reset();  // the provider goes before the probes stop
   if (sig == 0) {
     std::fprintf(stderr, "nvmetune: the engine stopped unexpectedly\n");
     engine.stop();

@@ -18,6 +18,9 @@
 
 #include <qcustomplot.h>
 
+#include "data/profile/profile_methods.hpp"
+#include "data/store/store.hpp"
+#include "probes/engine_probes.hpp"
 #include "ui/builtin_load.hpp"
 #include "ui/log_buffer.hpp"
 #include "ui/models/event_model.hpp"
@@ -25,6 +28,8 @@
 #include "ui/views/dashboard_view.hpp"
 #include "ui/views/histogram_view.hpp"
 #include "ui/views/plot_style.hpp"
+#include "ui/views/probes_view.hpp"
+#include "ui/views/steering_view.hpp"
 #include "ui/views/tuning_view.hpp"
 
 #ifndef NVMETUNE_VERSION
@@ -62,6 +67,8 @@ MainWindow::MainWindow(QWidget* parent)
   _dashboard = new DashboardView(*_history, *_events, _tabs);
   _histograms = new HistogramView(*_history, _tabs);
   _tuning = new TuningView(*_session, _tabs);
+  _probes = new ProbesView(*_session, _tabs);
+  _steering = new SteeringView(*_session, _tabs);
   _log = new QPlainTextEdit(_tabs);
   _log->setObjectName("log");
   _log->setReadOnly(true);
@@ -69,6 +76,8 @@ MainWindow::MainWindow(QWidget* parent)
   _tabs->addTab(_dashboard, "&Dashboard");
   _tabs->addTab(_histograms, "&Histograms");
   _tabs->addTab(_tuning, "&Tuning");
+  _tabs->addTab(_probes, "&Probes");
+  _tabs->addTab(_steering, "St&eering");
   _tabs->addTab(_log, "&Log");
   setCentralWidget(_tabs);
 
@@ -146,10 +155,14 @@ void MainWindow::build_status_bar() {
   statusBar()->addPermanentWidget(_store_label);
 }
 
-void MainWindow::attach_embedded(engine::Engine& engine) {
+void MainWindow::attach_embedded(engine::Engine& engine, const QString& profile_db) {
   _history->clear();
   _events->clear();
-  _session->attach(control::make_embedded_client(engine, NVMETUNE_VERSION));
+  control::RpcMethodTable extra;
+  probes::EngineProbes::add_methods(extra, probes::EngineProbes::install(engine));
+  data::add_profile_methods(extra, data::engine_caller(engine),
+                            profile_db.isEmpty() ? data::default_db_path() : profile_db.toStdString());
+  _session->attach(control::make_embedded_client(engine, NVMETUNE_VERSION, std::move(extra)));
 }
 
 void MainWindow::attach_remote(const QString& path) {

@@ -1,6 +1,6 @@
 #pragma once
 // The main window: one engine shown at a time (embedded in this process or attached over its
-// control socket), as a Dashboard, Histograms, Tuning and Log. Menus and shortcuts, the
+// control socket), as a Dashboard, Histograms, Tuning, Probes, Steering and Log. Menus and shortcuts, the
 // built-in load on the toolbar, the time window and pause shared by the time views, a status
 // bar saying which engine is shown and how its recording is doing. Layout, the window choice
 // and the last attached socket are remembered (QSettings).
@@ -27,6 +27,8 @@ class HistogramView;
 class IntervalHistory;
 class LogBuffer;
 class TuningView;
+class ProbesView;
+class SteeringView;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -37,8 +39,10 @@ class MainWindow : public QMainWindow {
   explicit MainWindow(QWidget* parent = nullptr);
   ~MainWindow() override;
 
-  // Shows the engine in this process (it must outlive the window or the next attach).
-  void attach_embedded(engine::Engine& engine);
+  // Shows the engine in this process (it must outlive the window or the next attach), with
+  // what `nvmetune serve` adds to its methods: the eBPF probes (probes.*) and profiles.save
+  // into profile_db (empty: data::default_db_path(), where `nvmetune profile` looks).
+  void attach_embedded(engine::Engine& engine, const QString& profile_db = {});
   // Connects to a control socket on the session's thread; the status bar tells the outcome.
   void attach_remote(const QString& path);
 
@@ -51,6 +55,8 @@ class MainWindow : public QMainWindow {
   DashboardView* dashboard() const { return _dashboard; }
   HistogramView* histograms() const { return _histograms; }
   TuningView* tuning() const { return _tuning; }
+  ProbesView* probes() const { return _probes; }
+  SteeringView* steering() const { return _steering; }
   QTabWidget* tabs() const { return _tabs; }
   BuiltinLoad& load() { return *_load; }
   QLabel* engine_label() const { return _engine_label; }
@@ -80,6 +86,8 @@ class MainWindow : public QMainWindow {
   DashboardView* _dashboard = nullptr;
   HistogramView* _histograms = nullptr;
   TuningView* _tuning = nullptr;
+  ProbesView* _probes = nullptr;
+  SteeringView* _steering = nullptr;
   QPlainTextEdit* _log = nullptr;
   QComboBox* _window_choice = nullptr;
   QAction* _pause = nullptr;

@@ -7,15 +7,26 @@
 #include <QPalette>
 #include <QStyle>
 #include <QStyleFactory>
+#include <QComboBox>
+#include <QLineEdit>
+#include <QPushButton>
 #include <QTabWidget>
 #include <QThread>
+
+#include <qcustomplot.h>
 
 #include "engine/control/engine.hpp"
 #include "ui/builtin_load.hpp"
 #include "ui/main_window.hpp"
-#include "ui/models/settings_description.hpp"
+#include "engine/control/settings_schema.hpp"
 #include "ui/models/tuning_model.hpp"
+#include "ui/models/histogram_sources.hpp"
+#include "ui/models/probe_model.hpp"
+#include "ui/models/steering_model.hpp"
+#include "ui/views/dashboard_view.hpp"
 #include "ui/views/histogram_view.hpp"
+#include "ui/views/probes_view.hpp"
+#include "ui/views/steering_view.hpp"
 #include "ui/views/tuning_view.hpp"
 
 namespace ui {
@@ -23,6 +34,7 @@ namespace ui {
 namespace {
 
 constexpr int window_w = 1280, window_h = 800;
+constexpr int hidpi_w = 3840, hidpi_h = 2160, hidpi_scale = 2;
 constexpr int attach_timeout_ms = 10'000;
 
 // Runs the event loop until done() or the timeout; false on timeout.
@@ -41,21 +53,48 @@ void run_for(double seconds) {
   wait_for([] { return false; }, static_cast<int>(seconds * 1000));
 }
 
-const SettingField& field(const std::string& path) {
-  for (const auto& f : settings_description())
-    if (f.path() == path) return f;
+const control::Setting& field(const std::string& path) {
+  if (const auto* f = control::find_setting(path)) return *f;
   throw std::logic_error("no setting " + path);
 }
 
-bool render_views(MainWindow& window, const QString& dir, const QString& suffix, QStringList& written) {
-  const char* names[] = {"dashboard", "histograms", "tuning"};
-  for (int i = 0; i < 3; ++i) {
-    window.tabs()->setCurrentIndex(i);
+struct View {
+  const char* file;
+  QWidget* (*widget)(MainWindow&);
+  std::string source;  // histograms: the source shown ("" = keep)
+};
+
+std::vector<View> views(const std::string& probe_source) {
+  std::vector<View> out = {
+      {"dashboard", [](MainWindow& w) -> QWidget* { return w.dashboard(); }, ""},
+      {"histograms", [](MainWindow& w) -> QWidget* { return w.histograms(); }, "read_latency"},
+      {"tuning", [](MainWindow& w) -> QWidget* { return w.tuning(); }, ""},
+      {"probes", [](MainWindow& w) -> QWidget* { return w.probes(); }, ""},
+      {"steering", [](MainWindow& w) -> QWidget* { return w.steering(); }, ""},
+  };
+  if (!probe_source.empty())
+    out.push_back({"histograms-probe", [](MainWindow& w) -> QWidget* { return w.histograms(); }, probe_source});
+  return out;
+}
+
+// scale > 1: rendered as a HiDPI screen shows it (window.size() logical pixels, scale times as
+// many device pixels), plots included.
+bool render_views(MainWindow& window, const std::vector<View>& list, const QString& dir, const QString& suffix, double scale,
+                  QStringList& written) {
+  for (auto* plot : window.findChildren<QCustomPlot*>()) plot->setBufferDevicePixelRatio(scale);
+  for (const auto& v : list) {
+    if (!v.source.empty()) window.histograms()->set_source(v.source);
+    window.tabs()->setCurrentWidget(v.widget(window));
     run_for(0.3);  // queued replots and layouts
-    const QString path = QDir(dir).filePath(QString(names[i]) + suffix + ".png");
-    if (!window.grab().save(path)) return false;
+    for (auto* plot : window.findChildren<QCustomPlot*>()) plot->replot();
+    QPixmap image(window.size() * scale);
+    image.setDevicePixelRatio(scale);
+    window.render(&image);
+    const QString path = QDir(dir).filePath(QString(v.file) + suffix + ".png");
+    if (!image.save(path)) return false;
     written << path;
   }
+  for (auto* plot : window.findChildren<QCustomPlot*>()) plot->setBufferDevicePixelRatio(plot->devicePixelRatioF());
   return true;
 }
 
@@ -78,6 +117,8 @@ void apply_palette(bool dark) {
   p.setColor(QPalette::ToolTipText, QColor(230, 230, 230));
   p.setColor(QPalette::Mid, QColor(90, 90, 90));
   p.setColor(QPalette::PlaceholderText, QColor(150, 150, 150));
+  // A disabled button must look disabled (Apply with nothing to apply, Revert with nothing changed).
+  for (auto role : {QPalette::WindowText, QPalette::Text, QPalette::ButtonText}) p.setColor(QPalette::Disabled, role, QColor(120, 120, 120));
   QApplication::setPalette(p);
 }
 
@@ -98,6 +139,13 @@ QStringList take_screenshots(const control::Config& cfg, const ScreenshotOptions
     if (!wait_for([&] { return !window.session().status().traddr.isEmpty() && !window.session().status().subnqn.isEmpty(); },
                   attach_timeout_ms))
       return error = "the window did not attach to the engine", written;
+    // One eBPF probe, so a probe's histogram is on the pictures (or, without BPF permission,
+    // the Probes view's explanation).
+    auto& probes = window.probes()->model();
+    probes.start(QString::fromStdString(opts.probe));
+    // Its first interval comes after the first probes.list has judged every probe (seconds on a
+    // loaded machine): wait for the start's answer, so the probe runs through the whole load.
+    wait_for([&] { return !probes.busy() && probes.find(opts.probe); }, attach_timeout_ms);
     window.toggle_load();
     run_for(opts.load_s);
     auto& tuning = window.tuning()->model();
@@ -105,10 +153,31 @@ QStringList take_screenshots(const control::Config& cfg, const ScreenshotOptions
     tuning.set_value(field("threading.threads"), 1);
     tuning.apply();
     run_for(opts.load_s);
-    window.histograms()->set_source("read_latency");
-    const bool ok = render_views(window, opts.dir, "", written);
+    // The panels that answer once (probes.list loads every probe to judge it; steering.get reads
+    // /proc and /sys): pictured with their answer, also on a loaded machine.
+    wait_for([&] { return !probes.busy() && (!probes.rows().empty() || !probes.unavailable().isEmpty()); }, attach_timeout_ms);
+    const std::string probe = probe_source_name(opts.probe, "");
+    if (const auto* row = probes.find(opts.probe); row && row->running)
+      wait_for([&] { return window.histograms()->has_source(probe); }, attach_timeout_ms);
+    auto* steering = window.steering();
+    wait_for([&] { return !steering->model().busy() && steering->model().state().contains("interfaces"); }, attach_timeout_ms);
+    // A dry run on the listener's interface (loopback here): RPS on every CPU. Nothing is written.
+    if (steering->device_box()->count() > 0) {
+      steering->cpus_edit("rps")->setText("all");
+      steering->dry_run_button()->click();
+      wait_for([&] { return !steering->model().busy(); }, attach_timeout_ms);
+    }
+    const auto list = views(window.histograms()->has_source(probe) ? probe : std::string());
+    bool ok = render_views(window, list, opts.dir, "", 1, written);
     apply_palette(true);
-    const bool dark_ok = ok && render_views(window, opts.dir, "-dark", written);
+    ok = ok && render_views(window, list, opts.dir, "-dark", 1, written);
+    apply_palette(false);
+    if (opts.hidpi) {  // a 4K screen at 200 %: the same logical layout, every pixel doubled
+      window.resize(hidpi_w / hidpi_scale, hidpi_h / hidpi_scale);
+      ok = ok && render_views(window, list, opts.dir, "-4k", hidpi_scale, written);
+      window.resize(window_w, window_h);
+    }
+    const bool dark_ok = ok;
     apply_palette(false);
     window.load().stop();
     wait_for([&] { return !window.load().running(); }, attach_timeout_ms);

@@ -1,7 +1,9 @@
 #pragma once
 // `nvmetune --screenshot DIR`: a short built-in load against an embedded engine, one mode switch
-// through the tuning form, then every main view rendered to DIR/<view>.png (and
-// DIR/<view>-dark.png in the dark palette). For the README, CI and humans checking layout.
+// through the tuning form, then every main view rendered to DIR/<view>.png (1280x800),
+// DIR/<view>-dark.png in the dark palette and DIR/<view>-4k.png (3840x2160 at 200 %, a 4K
+// screen). Views: dashboard, histograms, tuning, probes, steering (a dry run), and histograms-probe (a probe's
+// histogram, when the probe could start). For the README, CI and humans checking layout.
 #include <QString>
 #include <QStringList>
 
@@ -14,6 +16,8 @@ struct ScreenshotOptions {
   double load_s = 4;          // before the mode switch, and again after it
   unsigned sample_ms = 250;   // sampler interval: enough intervals in a few seconds
   std::string switch_to = "poll";
+  std::string probe = "runqlat";  // started before the load; its histogram is pictured when it runs
+  bool hidpi = true;              // also DIR/<view>-4k.png: 3840x2160 at 200 % scale
 };
 
 // Needs a QApplication. Returns the files written; error set (and a partial list) on failure.

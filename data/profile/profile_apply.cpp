@@ -156,7 +156,11 @@ ApplyReport apply_profile(const Profile& p, const RpcCaller& call) {
 }
 
 RpcCaller engine_caller(engine::Engine& engine) {
-  auto methods = std::make_shared<control::RpcMethodTable>(control::make_engine_methods(engine, control::ControlInfo{}));
+  return table_caller(control::make_engine_methods(engine, control::ControlInfo{}));
+}
+
+RpcCaller table_caller(control::RpcMethodTable table) {
+  auto methods = std::make_shared<const control::RpcMethodTable>(std::move(table));
   return [methods](const std::string& method, const json& params) {
     auto it = methods->find(method);
     if (it == methods->end()) return RpcResult{false, nullptr, "method not found: " + method, {}};

@@ -17,6 +17,7 @@
 
 #include "data/profile/profile.hpp"
 #include "engine/control/engine.hpp"
+#include "engine/control/rpc_server.hpp"
 
 namespace data {
 
@@ -41,5 +42,7 @@ ApplyReport apply_profile(const Profile& p, const RpcCaller& call);
 
 // The control socket's methods on an in-process engine (no socket).
 RpcCaller engine_caller(engine::Engine& engine);
+// The methods of table (a copy: later additions to table are not seen).
+RpcCaller table_caller(control::RpcMethodTable table);
 
 }  // namespace data

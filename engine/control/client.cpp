@@ -16,8 +16,10 @@ using json = nlohmann::json;
 // The engine in this process, through the control socket's own method table.
 class EmbeddedClient final : public Client {
  public:
-  EmbeddedClient(engine::Engine& engine, std::string version)
-      : _engine(engine), _methods(make_engine_methods(engine, ControlInfo{std::move(version), ""})) {}
+  EmbeddedClient(engine::Engine& engine, std::string version, RpcMethodTable extra)
+      : _engine(engine), _methods(make_engine_methods(engine, ControlInfo{std::move(version), ""})) {
+    _methods.merge(extra);
+  }
 
   std::string kind() const override { return "embedded"; }
   std::string address() const override { return "in-process"; }
@@ -114,8 +116,8 @@ std::optional<sys::Topology> Client::topology() {
 
 std::optional<json> Client::info() { return fetch("engine.info"); }
 
-std::unique_ptr<Client> make_embedded_client(engine::Engine& engine, std::string version) {
-  return std::make_unique<EmbeddedClient>(engine, std::move(version));
+std::unique_ptr<Client> make_embedded_client(engine::Engine& engine, std::string version, RpcMethodTable extra) {
+  return std::make_unique<EmbeddedClient>(engine, std::move(version), std::move(extra));
 }
 
 std::unique_ptr<Client> connect_remote_client(const std::string& path, std::string& error) {

@@ -60,8 +60,9 @@ class Client {
   std::string _last_error;
 };
 
-// engine must outlive the client. version: what engine.info reports.
-std::unique_ptr<Client> make_embedded_client(engine::Engine& engine, std::string version);
+// engine must outlive the client. version: what engine.info reports. extra: methods served
+// beside the engine's own, as `nvmetune serve` adds them (probes.*, profiles.save, store.*).
+std::unique_ptr<Client> make_embedded_client(engine::Engine& engine, std::string version, RpcMethodTable extra = {});
 
 // nullptr with error set (with the hint `ctl` gives) when nothing answers at path.
 std::unique_ptr<Client> connect_remote_client(const std::string& path, std::string& error);

@@ -165,6 +165,7 @@ void queue_from_json(const json& j, stats::QueueRow& q) {
   q.peer = j.value("peer", std::string());
   q.io_mechanism = j.value("io_mechanism", std::string());
   q.worker = j.value("worker", -1);
+  q.incoming_cpu = j.value("incoming_cpu", -1);
   q.commands = j.value("commands", uint64_t{0});
   q.read_bytes = j.value("read_bytes", uint64_t{0});
   q.write_bytes = j.value("write_bytes", uint64_t{0});
@@ -209,6 +210,15 @@ stats::Snapshot snapshot_from_json(const json& j) {
     row.cpu_ns = w.value("cpu_ns", uint64_t{0});
     row.queues = w.value("queues", 0u);
   }
+  // The eBPF probes' intervals (serve's snapshot provider): a remote GUI plots them too.
+  for (const auto& p : j.value("probes", json::array())) {
+    auto& h = s.probes.emplace_back();
+    h.source = p.value("source", std::string());
+    h.labels = p.value("labels", std::string());
+    if (auto it = p.find("hist"); it != p.end() && it->is_object()) h.hist = histogram_from_json(*it);
+  }
+  for (const auto& c : j.value("probe_counters", json::array()))
+    s.probe_counters.push_back({c.value("name", std::string()), c.value("labels", std::string()), c.value("value", uint64_t{0})});
   return s;
 }
 

@@ -64,12 +64,14 @@ std::string TxnResult::message() const {
 std::string explain_write_error(const std::string& path, int err) {
   const bool irq = path.rfind("/proc/irq/", 0) == 0;
   std::string why;
-  if (err == EACCES || err == EPERM)
+  // Root refused on an IRQ line is the line, not the caller: kernels answer EIO or (6.x) EPERM
+  // for lines whose affinity the kernel manages (even their own value written back).
+  if (irq && (err == EIO || (err == EPERM && geteuid() == 0)))
+    why = "the kernel will not move this interrupt line (a managed IRQ: its driver sets the affinity)";
+  else if (err == EACCES || err == EPERM)
     why = "permission denied: steering needs root (CAP_SYS_ADMIN for /proc/irq, CAP_NET_ADMIN for net settings)";
   else if (err == EROFS)
     why = "read-only file system: /proc or /sys is mounted read-only here (a container?); steer from the host";
-  else if (err == EIO && irq)
-    why = "the kernel will not move this interrupt line (a managed IRQ: its driver sets the affinity)";
   else if (err == EINVAL && irq)
     why = "the kernel refused this CPU list for the line (offline CPUs, or none the line can be routed to)";
   else if (err == ENOENT && path.rfind("/proc/sys/net/core/busy_", 0) == 0)

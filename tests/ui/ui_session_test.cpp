@@ -8,29 +8,45 @@
 #include <QImage>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QTableWidget>
 #include <QProcess>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <unistd.h>
+
+#include <climits>
+
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <set>
 
 #include <qcustomplot.h>
 
+#include "data/store/store.hpp"
 #include "engine/control/client.hpp"
+#include "engine/control/settings_schema.hpp"
+#include "probes/probe_catalog.hpp"
 #include "engine/control/engine.hpp"
 #include "support/engine_config.hpp"
 #include "ui/builtin_load.hpp"
 #include "ui/main_window.hpp"
 #include "ui/models/event_model.hpp"
 #include "ui/models/interval_history.hpp"
+#include "ui/models/histogram_sources.hpp"
+#include "ui/models/probe_model.hpp"
+#include "ui/models/steering_model.hpp"
 #include "ui/models/tuning_model.hpp"
 #include "ui/screenshot.hpp"
 #include "ui/views/dashboard_view.hpp"
 #include "ui/views/histogram_view.hpp"
+#include "ui/views/probes_view.hpp"
+#include "ui/views/steering_view.hpp"
 #include "ui/views/tuning_view.hpp"
 
 namespace {
@@ -63,6 +79,14 @@ class UiSessionTest : public QObject {
   void invalid_mask_refused_on_its_field();
   void screenshot_images_not_blank();
   void history_scrolls_back_from_the_store();
+  void marker_labels_stay_inside_the_plot();
+  void colour_scale_title_follows_the_palette();
+  void tuning_form_is_the_settings_schema();
+  void save_as_profile_stores_on_the_engine_side();
+  void probes_panel_starts_and_stops_a_probe();
+  void probe_refusal_shown_on_its_row();
+  void steering_panel_shows_queues_and_plan();
+  void steering_refused_irq_write_explained();
 
  private:
   json call(const std::string& method, const json& params = nullptr);
@@ -72,6 +96,7 @@ class UiSessionTest : public QObject {
   std::unique_ptr<engine::Engine> _engine;  // embedded
   std::unique_ptr<QProcess> _serve;          // attached
   QTemporaryDir _tmp;
+  QString _engine_db;  // where profiles.save stores: the engine side's database
   std::unique_ptr<control::Client> _check;   // the test's own view of the engine
   std::unique_ptr<ui::MainWindow> _window;
   int _pid = 0;
@@ -86,6 +111,8 @@ json UiSessionTest::call(const std::string& method, const json& params) {
 void UiSessionTest::initTestCase() {
   const QByteArray serve = qgetenv("NVMETUNE_UI_TEST_SERVE");
   const QString socket = _tmp.filePath("control.sock");
+  // The GUI process's own default database: a saved profile must not land here when attached.
+  qputenv("XDG_DATA_HOME", _tmp.filePath("gui-home").toUtf8());
   _window = std::make_unique<ui::MainWindow>();
   if (serve.isEmpty()) {
     auto cfg = test_support::one_namespace_config(control::default_nqn, backend::BackendSpec{"ram", 16u << 20});
@@ -93,11 +120,13 @@ void UiSessionTest::initTestCase() {
     QVERIFY(_engine->start().empty());
     _engine->set_sample_interval_ms(sample_ms);
     _check = control::make_embedded_client(*_engine, "test");
-    _window->attach_embedded(*_engine);
+    _engine_db = _tmp.filePath("profiles.db");
+    _window->attach_embedded(*_engine, _engine_db);
   } else {
     _serve = std::make_unique<QProcess>();
+    _engine_db = _tmp.filePath("run.db");
     _serve->start(QString::fromUtf8(serve), {"serve", "--listen", "127.0.0.1:0", "--ram", "16M", "--control-socket",
-                                            socket, "--db", _tmp.filePath("run.db"), "--sample-interval",
+                                            socket, "--db", _engine_db, "--sample-interval",
                                             QString::number(sample_ms)});
     QVERIFY(_serve->waitForStarted());
     QByteArray out;
@@ -271,11 +300,15 @@ void UiSessionTest::screenshot_images_not_blank() {
   QString error;
   const QStringList files = ui::take_screenshots(cfg, opts, error);
   QVERIFY2(error.isEmpty(), qPrintable(error));
-  QCOMPARE(files.size(), 6);
+  // dashboard, histograms, tuning, probes, steering (+ histograms-probe when the probe could run), each
+  // light, dark and 4K.
+  QVERIFY2(files.size() == 15 || files.size() == 18, qPrintable(files.join(", ")));
+  if (geteuid() == 0) QVERIFY2(files.filter("histograms-probe").size() == 3, qPrintable(files.join(", ")));
   for (const auto& f : files) {
     const QImage img(f);
     QVERIFY2(!img.isNull(), qPrintable(f));
-    QCOMPARE(img.size(), QSize(1280, 800));
+    QCOMPARE(img.size(), f.endsWith("-4k.png") ? QSize(3840, 2160) : QSize(1280, 800));
+    if (f.endsWith("-4k.png")) continue;  // the same pixels, doubled
     // The plot area (below menus and toolbar): many colours, and most rows not one flat colour.
     std::set<QRgb> colours;
     const QRgb background = img.pixel(img.width() / 2, img.height() - 40);
@@ -307,6 +340,284 @@ void UiSessionTest::history_scrolls_back_from_the_store() {
   for (size_t i = 1; i < history.size(); ++i) QCOMPARE(history.row(i).seq, history.row(i - 1).seq + 1);
   QVERIFY(history.row(history.size() - 1).seq + 5 >= newest);
   QCOMPARE(_window->dashboard()->graph("read IOPS")->data()->size(), int(history.size()));
+}
+
+// Every visible marker label lies wholly inside the top panel wherever its line is: mid-plot
+// (right of the line), near the right edge (left of it), and hidden when the line is out of
+// view (before the fix, labels of lines at the left edge were cut: "nect: 127.0.0.1...").
+void UiSessionTest::marker_labels_stay_inside_the_plot() {
+  auto* dash = _window->dashboard();
+  _window->tabs()->setCurrentWidget(dash);
+  QTRY_VERIFY_WITH_TIMEOUT(!dash->marker_labels().empty(), wait_ms);  // connects at least
+  dash->set_following(false);
+  QCPAxis* x = dash->panel(ui::DashboardView::iops_panel)->axis(QCPAxis::atBottom);
+  const QCPItemText* label = dash->marker_labels().back();
+  const double t = label->position->coords().x();
+  // Replots, then: the visible labels and the first one outside the panel ("" when none).
+  auto place = [&](int& shown) {
+    dash->plot()->replot();
+    const QRect rect = dash->panel(ui::DashboardView::iops_panel)->rect();
+    shown = 0;
+    for (const QCPItemText* l : dash->marker_labels()) {
+      if (!l->visible()) continue;
+      ++shown;
+      const QRectF box(l->topLeft->pixelPosition(), l->bottomRight->pixelPosition());
+      if (!QRectF(rect).contains(box))
+        return QString("\"%1\" at %2..%3 outside %4..%5").arg(l->text()).arg(box.left()).arg(box.right()).arg(rect.left()).arg(rect.right());
+    }
+    return QString();
+  };
+  int shown = 0;
+  x->setRange(t - 10, t + 10);
+  QString outside = place(shown);
+  QVERIFY2(outside.isEmpty() && shown > 0, qPrintable("centred: " + outside));
+  QVERIFY(label->visible());
+  QVERIFY(label->positionAlignment() & Qt::AlignLeft);  // room on the right: right of its line
+  x->setRange(t - 10, t + 0.05);  // the line at the right edge: the label turns to its left
+  outside = place(shown);
+  QVERIFY2(outside.isEmpty() && shown > 0, qPrintable("right edge: " + outside));
+  QVERIFY(label->visible());
+  QVERIFY(label->positionAlignment() & Qt::AlignRight);
+  x->setRange(t - 0.05, t + 10);  // the line at the left edge
+  outside = place(shown);
+  QVERIFY2(outside.isEmpty(), qPrintable("left edge: " + outside));
+  QVERIFY(label->visible());
+  x->setRange(t + 0.5, t + 10);  // the line left of the view: no label cut in half
+  outside = place(shown);
+  QVERIFY2(outside.isEmpty(), qPrintable("out of view: " + outside));
+  QVERIFY(!label->visible());
+  dash->set_following(true);
+}
+
+// In the dark palette the heatmap's colour scale title and ticks are drawn in the palette's
+// text colour (they stayed black on near-black), and the title fits inside the plot.
+void UiSessionTest::colour_scale_title_follows_the_palette() {
+  _window->tabs()->setCurrentWidget(_window->histograms());
+  ui::apply_palette(true);
+  QCustomPlot* heat = _window->histograms()->heatmap_plot();
+  QTRY_COMPARE_WITH_TIMEOUT(heat->palette().color(QPalette::WindowText), QColor(230, 230, 230), wait_ms);
+  heat->replot();
+  QCPColorScale* scale = nullptr;
+  for (auto* e : heat->plotLayout()->elements(true))
+    if (auto* c = qobject_cast<QCPColorScale*>(e)) scale = c;
+  QVERIFY(scale);
+  const QColor text = heat->palette().color(QPalette::WindowText);
+  const QColor axis_label = scale->axis()->labelColor(), tick_label = scale->axis()->tickLabelColor();
+  ui::apply_palette(false);
+  QCOMPARE(axis_label, text);
+  QCOMPARE(tick_label, text);
+  // The scale's outer rect (bar, ticks and the rotated title) ends inside the widget.
+  QVERIFY2(scale->outerRect().right() <= heat->width(), qPrintable(QString::number(scale->outerRect().right())));
+  QVERIFY(scale->outerRect().width() > QFontMetrics(scale->axis()->labelFont()).height() * 2);
+}
+
+// The form is control::settings_schema(): one field per setting, of its type, with its range
+// or values; its tooltip the schema's help and range; tcp (applies at start) read-only.
+void UiSessionTest::tuning_form_is_the_settings_schema() {
+  auto* tuning = _window->tuning();
+  int fields = 0;
+  for (const auto& f : control::settings_schema()) {
+    QWidget* w = tuning->field(f.path());
+    QVERIFY2(w, f.path().c_str());
+    ++fields;
+    const QString tip = w->toolTip();
+    QVERIFY2(tip.contains(QString::fromUtf8(f.help.data(), qsizetype(f.help.size()))), f.path().c_str());
+    QCOMPARE(w->isEnabled(), f.section != "tcp");
+    if (f.type == control::SettingType::choice) {
+      auto* box = qobject_cast<QComboBox*>(w);
+      QVERIFY2(box, f.path().c_str());
+      QCOMPARE(box->count(), int(f.choices.size()));
+      for (size_t i = 0; i < f.choices.size(); ++i) QCOMPARE(box->itemText(int(i)).toStdString(), std::string(f.choices[i]));
+    } else if (f.type == control::SettingType::integer || f.type == control::SettingType::size) {
+      auto* spin = qobject_cast<QSpinBox*>(w);
+      QVERIFY2(spin, f.path().c_str());
+      if (f.min) QCOMPARE(int64_t(spin->minimum()), *f.min);
+      if (f.max) QCOMPARE(int64_t(spin->maximum()), std::min<int64_t>(*f.max, INT32_MAX));
+      if (f.min && f.max)
+        QVERIFY2(tip.contains(QString("Range: %1 .. %2").arg(*f.min).arg(*f.max)), qPrintable(f.path().c_str() + (": " + tip)));
+    }
+  }
+  QCOMPARE(fields, int(control::settings_schema().size()));
+  // The running values arrived for every section, tcp included.
+  QTRY_VERIFY_WITH_TIMEOUT(!tuning->model().busy(), wait_ms);
+  const json tcp = call("tcp.get");
+  QCOMPARE(qobject_cast<QSpinBox*>(tuning->field("tcp.queue_depth"))->value(), tcp.value("queue_depth", -1));
+}
+
+// Save as profile asks the engine shown (profiles.save): the profile lands in the database on
+// the engine's side (embedded: the one given to the window; attached: the server's --db), with
+// the engine's running settings, and not in this process's default database.
+void UiSessionTest::save_as_profile_stores_on_the_engine_side() {
+  auto* tuning = _window->tuning();
+  _window->tabs()->setCurrentWidget(tuning);
+  QTRY_VERIFY_WITH_TIMEOUT(!tuning->model().busy() && !tuning->model().dirty(), wait_ms);
+  QVERIFY(tuning->save_button()->isEnabled());
+  const std::string name = "ui-test-" + std::string(_serve ? "attached" : "embedded");
+  QSignalSpy saved(&tuning->model(), &ui::TuningModel::profile_saved);
+  tuning->model().save_profile(QString::fromStdString(name), "from the ui test");
+  QVERIFY(saved.wait(wait_ms));
+  QCOMPARE(saved.at(0).at(1).toString(), _engine_db);
+  std::string error;
+  auto store = data::Store::open(_engine_db.toStdString(), error);
+  QVERIFY2(store, error.c_str());
+  auto row = store->load_profile(name);
+  QVERIFY(row);
+  const json doc = json::parse(row->json);
+  QCOMPARE(doc["threading"], call("threading.get"));
+  QCOMPARE(doc["budgets"], call("budgets.get"));
+  QVERIFY(!QFile::exists(QString::fromStdString(data::default_db_path())));  // this process's own: untouched
+  // A second save under the same name is refused with the engine's words, nothing replaced.
+  QSignalSpy messages(&tuning->model(), &ui::TuningModel::message);
+  tuning->model().save_profile(QString::fromStdString(name), "again");
+  QTRY_VERIFY_WITH_TIMEOUT(!messages.isEmpty(), wait_ms);
+  QVERIFY2(messages.last().at(0).toString().contains("exists"), qPrintable(messages.last().at(0).toString()));
+  QCOMPARE(messages.last().at(1).toBool(), true);
+  QCOMPARE(json::parse(store->load_profile(name)->json).value("description", std::string()), std::string("from the ui test"));
+}
+
+// The Probes panel lists every probe the engine has; Start runs one (its histogram joins the
+// Histograms list as a source with real counts), Stop stops it. Checked through the panel and
+// the histogram view (embedded) or also the server's probes.list (attached).
+void UiSessionTest::probes_panel_starts_and_stops_a_probe() {
+  auto* view = _window->probes();
+  _window->tabs()->setCurrentWidget(view);
+  auto& model = view->model();
+  QTRY_COMPARE_WITH_TIMEOUT(model.rows().size(), probes::probe_kinds().size(), wait_ms);
+  for (const auto& k : probes::probe_kinds()) QVERIFY2(model.find(k.name), k.name);
+  const ui::ProbeRow* runqlat = model.find("runqlat");
+  QPushButton* button = view->action_button("runqlat");
+  QVERIFY(button);
+  if (!runqlat->available) {  // no BPF here: the reason is on the row and the button is off
+    QVERIFY(!runqlat->reason.empty());
+    QVERIFY(!button->isEnabled());
+    QVERIFY(model.data(model.index(0, ui::ProbeModel::detail_column)).toString().size() > 0);
+    QSKIP(("runqlat unavailable: " + runqlat->reason).c_str());
+  }
+  view->filter_edit()->clear();
+  QTest::mouseClick(button, Qt::LeftButton);
+  QTRY_VERIFY_WITH_TIMEOUT(model.find("runqlat") && model.find("runqlat")->running, wait_ms);
+  QCOMPARE(view->action_button("runqlat")->text(), QString("Stop"));
+  const std::string source = ui::probe_source_name("runqlat", "");
+  QTRY_VERIFY_WITH_TIMEOUT(_window->histograms()->has_source(source), wait_ms);
+  // The load's threads wake and sleep: run-queue delays are counted.
+  uint64_t counted = 0;
+  for (int i = 0; i < 20 && counted == 0; ++i) {
+    wait_intervals(1);
+    for (const auto& src : _window->history().current())
+      if (src.name == source) counted += src.hist.count;
+  }
+  QVERIFY(counted > 0);
+  if (_serve) {  // the server's own word
+    bool running = false;
+    const json list = call("probes.list");
+    for (const auto& p : list["probes"]) running |= p.value("name", std::string()) == "runqlat" && p.value("running", false);
+    QVERIFY(running);
+  }
+  QTest::mouseClick(view->action_button("runqlat"), Qt::LeftButton);
+  QTRY_VERIFY_WITH_TIMEOUT(model.find("runqlat") && !model.find("runqlat")->running, wait_ms);
+  QCOMPARE(view->action_button("runqlat")->text(), QString("Start"));
+}
+
+// A start the engine refuses (biolat on a disk that does not exist) is explained on its row in
+// the engine's words; the other probes are untouched.
+void UiSessionTest::probe_refusal_shown_on_its_row() {
+  auto* view = _window->probes();
+  auto& model = view->model();
+  QTRY_VERIFY_WITH_TIMEOUT(model.find("biolat") && !model.busy(), wait_ms);
+  if (!model.find("biolat")->available) QSKIP("biolat unavailable here");
+  view->filter_edit()->setText("no-such-disk");
+  QTest::mouseClick(view->action_button("biolat"), Qt::LeftButton);
+  QTRY_VERIFY_WITH_TIMEOUT(model.find("biolat") && !model.find("biolat")->refusal.isEmpty(), wait_ms);
+  const ui::ProbeRow* row = model.find("biolat");
+  QVERIFY(!row->running);
+  QVERIFY2(row->detail().contains("not a block device"), qPrintable(row->detail()));
+  QVERIFY(row->detail().startsWith("refused: "));
+  view->filter_edit()->clear();
+}
+
+// Steering: the engine's queues with the CPU their packets arrive on (as stats.get reports
+// them), the listener's interface with its RPS masks (as steering.get reports them), and a dry
+// run whose diff names the files without writing them.
+void UiSessionTest::steering_panel_shows_queues_and_plan() {
+  auto* view = _window->steering();
+  _window->tabs()->setCurrentWidget(view);
+  QTRY_VERIFY_WITH_TIMEOUT(view->device_box()->count() > 0, wait_ms);
+  const json state = call("steering.get");
+  const std::string device = state["interfaces"][0].value("name", std::string());
+  QCOMPARE(view->device_box()->currentText().toStdString(), device);
+  // The I/O queues of the built-in load, each with its incoming CPU.
+  QTRY_VERIFY_WITH_TIMEOUT(view->queues_table()->rowCount() > 0, wait_ms);
+  const json stats = call("stats.get");
+  std::map<int, int> incoming;  // qid -> CPU, as the engine reports it
+  for (const auto& q : stats["queues"])
+    if (q.value("qid", 0) != 0) incoming[q.value("qid", 0)] = q.value("incoming_cpu", -1);
+  int matched = 0;
+  for (int r = 0; r < view->queues_table()->rowCount(); ++r) {
+    const int qid = view->queues_table()->item(r, 0)->text().toInt();
+    const QString cpu = view->queues_table()->item(r, 2)->text();
+    QVERIFY2(cpu != "?", "an incoming CPU for every queue of a TCP connection");
+    if (incoming.count(qid) && incoming[qid] == cpu.toInt()) ++matched;
+  }
+  QVERIFY(matched > 0);
+  // RPS of the device's rx-0 as the engine read it.
+  const json rx0 = state["interfaces"][0]["rx"][0];
+  std::string rps = rx0["rps_cpus"].is_string() ? rx0["rps_cpus"].get<std::string>() : "-";
+  if (rps.empty()) rps = "none";
+  bool shown = false;
+  for (int r = 0; r < view->rps_table()->rowCount(); ++r)
+    shown |= view->rps_table()->item(r, 0)->text().toStdString() == device && view->rps_table()->item(r, 1)->text() == "0" &&
+             view->rps_table()->item(r, 2)->text().toStdString() == rps;
+  QVERIFY(shown);
+  // Dry run: RPS on every CPU. The diff names rx-0's rps_cpus; the file is left as it was.
+  const std::string path = "/sys/class/net/" + device + "/queues/rx-0/rps_cpus";
+  std::ifstream before_in(path);
+  const std::string before((std::istreambuf_iterator<char>(before_in)), {});
+  view->cpus_edit("rps")->setText("all");
+  QVERIFY(view->request_edit()->toPlainText().contains("\"rps\""));
+  QTest::mouseClick(view->dry_run_button(), Qt::LeftButton);
+  QTRY_VERIFY_WITH_TIMEOUT(view->plan_table()->rowCount() > 0, wait_ms);
+  bool named = false;
+  for (int r = 0; r < view->plan_table()->rowCount(); ++r) named |= view->plan_table()->item(r, 0)->text().toStdString() == path;
+  QVERIFY(named);
+  std::ifstream after_in(path);
+  QCOMPARE(std::string((std::istreambuf_iterator<char>(after_in)), {}), before);
+  view->cpus_edit("rps")->clear();
+}
+
+// A /proc/irq write the kernel refuses (a managed IRQ answers EIO to any affinity write; found
+// by rewriting a line's own value, which moves nothing) is shown on the panel with the file and
+// the engine's explanation, and nothing changed.
+void UiSessionTest::steering_refused_irq_write_explained() {
+  if (geteuid() != 0) QSKIP("needs root to find a managed IRQ");
+  std::string irq, affinity;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/irq")) {
+    const std::string file = entry.path().string() + "/smp_affinity_list";
+    std::ifstream in(file);
+    std::string value;
+    if (!(in >> value)) continue;
+    std::ofstream out(file);
+    out << value << "\n";
+    out.flush();
+    if (!out) {  // refused even its own value: a managed line
+      irq = entry.path().filename().string(), affinity = value;
+      break;
+    }
+  }
+  if (irq.empty()) QSKIP("no managed IRQ on this machine");
+  auto* view = _window->steering();
+  _window->tabs()->setCurrentWidget(view);
+  QTRY_VERIFY_WITH_TIMEOUT(!view->model().busy(), wait_ms);
+  const std::string other = affinity == "0" ? "1" : "0";
+  view->request_edit()->setPlainText(QString::fromStdString(json{{"irq", {{{"irq", std::stoi(irq)}, {"cpus", other}}}}}.dump()));
+  QTest::mouseClick(view->apply_button(), Qt::LeftButton);
+  const QString file = QString::fromStdString("/proc/irq/" + irq + "/smp_affinity_list");
+  QTRY_VERIFY_WITH_TIMEOUT(view->refusal_label()->text().contains(file), wait_ms);
+  QVERIFY2(view->refusal_label()->text().contains("managed IRQ"), qPrintable(view->refusal_label()->text()));
+  std::ifstream in(file.toStdString());
+  std::string now;
+  in >> now;
+  QCOMPARE(now, affinity);
+  QVERIFY(call("steering.get")["saved"].empty());
 }
 
 QTEST_MAIN(UiSessionTest)

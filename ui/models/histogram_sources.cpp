@@ -2,12 +2,13 @@
 #include "ui/models/histogram_sources.hpp"
 
 #include "engine/stats/print.hpp"
+#include "probes/probe_catalog.hpp"
 
 namespace ui {
 
 std::vector<HistogramSource> histogram_sources(const stats::Snapshot& s) {
   const auto& t = s.total;
-  return {
+  std::vector<HistogramSource> out = {
       {"queue_wait", "Queue wait", "Readiness of a queue to the start of its io_work: the engine's own wqlat", t.queue_wait},
       {"read_latency", "Read latency", "Read commands: capsule complete to response queued", t.read_latency},
       {"write_latency", "Write latency", "Write commands: capsule complete to response queued", t.write_latency},
@@ -15,6 +16,20 @@ std::vector<HistogramSource> histogram_sources(const stats::Snapshot& s) {
        t.other_latency},
       {"backend_latency", "Backend latency", "Backend submit to backend completion", t.backend_latency},
   };
+  // The running eBPF probes' histograms: each probe's total, then its labelled ones.
+  for (const auto& p : s.probes) {
+    const auto* kind = probes::find_probe_kind(p.source);
+    std::string help = "eBPF probe " + p.source + (kind ? std::string(": ") + kind->summary : std::string());
+    if (p.labels.empty())
+      out.push_back({probe_source_name(p.source, ""), p.source + " (eBPF)", std::move(help), p.hist});
+    else
+      out.push_back({probe_source_name(p.source, p.labels), p.source + " " + p.labels, help + " (" + p.labels + ")", p.hist});
+  }
+  return out;
+}
+
+std::string probe_source_name(const std::string& probe, const std::string& labels) {
+  return "probe:" + probe + (labels.empty() ? std::string() : "{" + labels + "}");
 }
 
 std::vector<uint64_t> log2_us_rows(const stats::HistogramData& h) {

@@ -1,7 +1,7 @@
 #pragma once
 // The latency histograms a snapshot carries, as data: a source is a name and a histogram, not
-// a widget. The histogram view and the heatmaps show whatever this returns, so a new source
-// (the eBPF probes' histograms when stats::Snapshot carries them) is one more loop here.
+// a widget. The histogram view and the heatmaps show whatever this returns: the engine's own
+// histograms, then those of the eBPF probes running beside it (Snapshot::probes).
 #include <string>
 #include <vector>
 
@@ -17,8 +17,11 @@ struct HistogramSource {
   stats::HistogramData hist;
 };
 
-// The engine totals' sources in a fixed order: queue wait, read, write, other, backend.
+// The engine totals' sources in a fixed order (queue wait, read, write, other, backend), then
+// each probe histogram of s in its order ("probe:runqlat", "probe:runqlat{tid=812,comm=...}").
 std::vector<HistogramSource> histogram_sources(const stats::Snapshot& s);
+// "probe:wqlat" (the probe's total) or "probe:wqlat{wq=nvmet_tcp_wq}".
+std::string probe_source_name(const std::string& probe, const std::string& labels);
 
 // Rows of the GUI's log2 view in microseconds (bcc's rows: 0 -> 1, 2 -> 3, ..., 16 -> 31).
 inline constexpr size_t log2_rows_shown = 32;

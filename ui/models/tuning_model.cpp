@@ -1,8 +1,6 @@
 // The tuning form's state and its calls (tuning_model.hpp).
 #include "ui/models/tuning_model.hpp"
 
-#include "data/profile/profile.hpp"
-#include "data/store/store.hpp"
 #include "engine/control/config_json.hpp"
 #include "ui/engine_session.hpp"
 
@@ -11,7 +9,7 @@ namespace ui {
 namespace {
 
 using json = nlohmann::json;
-constexpr const char* sections[] = {"threading", "budgets"};
+constexpr const char* sections[] = {"threading", "budgets", "tcp"};  // tcp: read only (applies at start)
 
 }  // namespace
 
@@ -19,19 +17,19 @@ TuningModel::TuningModel(EngineSession& session, QObject* parent) : QObject(pare
   connect(&_session, &EngineSession::call_finished, this, &TuningModel::on_call);
 }
 
-json TuningModel::running(const SettingField& f) const {
-  auto it = _running.find(f.section);
-  return it == _running.end() ? json() : it->second.value(f.key, json());
+json TuningModel::running(const control::Setting& f) const {
+  auto it = _running.find(std::string(f.section));
+  return it == _running.end() ? json() : it->second.value(std::string(f.key), json());
 }
 
-json TuningModel::value(const SettingField& f) const {
-  auto it = _edited.find(f.section);
-  return it == _edited.end() ? json() : it->second.value(f.key, json());
+json TuningModel::value(const control::Setting& f) const {
+  auto it = _edited.find(std::string(f.section));
+  return it == _edited.end() ? json() : it->second.value(std::string(f.key), json());
 }
 
-void TuningModel::set_value(const SettingField& f, json v) {
+void TuningModel::set_value(const control::Setting& f, json v) {
   if (value(f) == v) return;
-  _edited[f.section][f.key] = std::move(v);
+  _edited[std::string(f.section)][std::string(f.key)] = std::move(v);
   _errors.erase(f.path());
   emit changed();
 }
@@ -43,7 +41,7 @@ std::string TuningModel::mode() const {
   return it == _edited.end() ? std::string() : it->second.value("mode", std::string());
 }
 
-QString TuningModel::error(const SettingField& f) const {
+QString TuningModel::error(const control::Setting& f) const {
   auto it = _errors.find(f.path());
   return it == _errors.end() ? QString() : it->second;
 }
@@ -115,6 +113,7 @@ void TuningModel::on_call(quint64 ticket, const QString& method, const control::
   if (it == _pending.end()) return;
   const std::string step = it->second;
   _pending.erase(it);
+  if (step == "profiles.save") return on_saved(outcome), emit changed();
   const std::string section = step.substr(0, step.find('.'));
   if (outcome.error) {
     keep_errors(section, outcome.error->data, QString::fromStdString(outcome.error->message));
@@ -134,24 +133,23 @@ void TuningModel::on_call(quint64 ticket, const QString& method, const control::
   emit changed();
 }
 
-QString TuningModel::save_profile(const QString& name, const QString& description, const QString& db_path) {
-  if (auto problem = data::profile_name_problem(name.toStdString()); !problem.empty()) return QString::fromStdString(problem);
-  data::Profile p;
-  p.name = name.toStdString();
-  p.description = description.toStdString();
-  control::ThreadingConfig t;
-  control::BudgetConfig b;
-  auto errors = control::parse_threading(edited("threading"), "$.threading", t);
-  auto more = control::parse_budgets(edited("budgets"), "$.budgets", b);
-  errors.insert(errors.end(), more.begin(), more.end());
-  if (!errors.empty()) return QString::fromStdString(errors.front().path + ": " + errors.front().message);
-  p.threading = t;
-  p.budgets = b;
-  std::string error;
-  const std::string path = db_path.isEmpty() ? data::default_db_path() : db_path.toStdString();
-  auto store = data::Store::open(path, error);
-  if (!store || !store->save_profile(p.name, data::to_json(p).dump(), error)) return QString::fromStdString(error);
-  return {};
+void TuningModel::save_profile(const QString& name, const QString& description, bool replace) {
+  const json params = {{"name", name.toStdString()}, {"description", description.toStdString()}, {"replace", replace}};
+  _pending[_session.call("profiles.save", params)] = "profiles.save";
+  emit changed();
+}
+
+void TuningModel::on_saved(const control::RpcOutcome& outcome) {
+  if (outcome.error) {
+    QString text = QString::fromStdString(outcome.error->message);
+    if (outcome.error->data.is_array() && !outcome.error->data.empty())
+      text = QString::fromStdString(outcome.error->data[0].value("message", outcome.error->message));
+    return emit message("profile not saved: " + text, true);
+  }
+  const QString name = QString::fromStdString(outcome.result.value("name", std::string()));
+  const QString db = QString::fromStdString(outcome.result.value("db", std::string()));
+  emit message("saved profile " + name + " in the engine's database " + db + " (nvmetune profile show " + name + ")", false);
+  emit profile_saved(name, db);
 }
 
 }  // namespace ui

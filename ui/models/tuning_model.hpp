@@ -3,8 +3,10 @@
 // settings, the edited ones, and the engine's refusals per field. Apply sends only what
 // changed (threading.set, then budgets.set, budgets first checked by the engine's own parser
 // so a refusal there cannot leave threading half applied); a refusal is kept on its field with
-// the engine's message and JSON path. Revert reloads the running values. Save as profile
-// writes the edited settings as a tuning profile (data/profile) into the local store.
+// the engine's message and JSON path. Revert reloads the running values. Fields are the rows of
+// control::settings_schema() (the description the engine validates with); tcp settings are
+// read (tcp.get) and shown, but take effect at start, so they are never sent. Save as profile
+// asks the engine (profiles.save) to keep its running state in its own database.
 #include <QObject>
 #include <QString>
 
@@ -14,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ui/models/settings_description.hpp"
+#include "engine/control/settings_schema.hpp"
 
 namespace control {
 struct RpcOutcome;
@@ -30,20 +32,21 @@ class TuningModel : public QObject {
  public:
   explicit TuningModel(EngineSession& session, QObject* parent = nullptr);
 
-  nlohmann::json value(const SettingField& f) const;    // edited (or running) value
-  nlohmann::json running(const SettingField& f) const;
-  void set_value(const SettingField& f, nlohmann::json v);
+  nlohmann::json value(const control::Setting& f) const;    // edited (or running) value
+  nlohmann::json running(const control::Setting& f) const;
+  void set_value(const control::Setting& f, nlohmann::json v);
   bool dirty() const;
   bool busy() const { return !_pending.empty(); }
   std::string mode() const;
   // The refusal on a field: "message (params.cpumask)"; empty when none.
-  QString error(const SettingField& f) const;
+  QString error(const control::Setting& f) const;
   const std::map<std::string, QString>& errors() const { return _errors; }
   // The whole edited section as JSON (for profiles and tests).
   nlohmann::json edited(const std::string& section) const;
 
-  // "" on success, else why not (bad name, database error).
-  QString save_profile(const QString& name, const QString& description, const QString& db_path = {});
+  // Saves the running engine's settings as a profile through the client (profiles.save), so a
+  // remote engine's state lands in that engine's database; profile_saved() or message(error).
+  void save_profile(const QString& name, const QString& description, bool replace = false);
 
  public slots:
   void reload();
@@ -54,9 +57,11 @@ class TuningModel : public QObject {
   void changed();                    // values, errors or busy state changed
   void message(const QString& text, bool error);
   void applied();                    // every step the engine accepted
+  void profile_saved(const QString& name, const QString& db);
 
  private:
   void on_call(quint64 ticket, const QString& method, const control::RpcOutcome& outcome);
+  void on_saved(const control::RpcOutcome& outcome);
   nlohmann::json diff(const std::string& section) const;
   void send(const std::string& section);
   void keep_errors(const std::string& section, const nlohmann::json& data, const QString& message);

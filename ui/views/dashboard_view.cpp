@@ -2,6 +2,7 @@
 #include "ui/views/dashboard_view.hpp"
 
 #include <QEvent>
+#include <QFontMetrics>
 #include <QMouseEvent>
 #include <QToolTip>
 #include <QVBoxLayout>
@@ -24,6 +25,7 @@ constexpr size_t antialias_max_points = 600;
 constexpr int dimmed_alpha = 170;  // idle polling and queue wait: the same hue, lighter
 constexpr double min_log_us = 0.1;  // the latency axis' floor (log scale has no zero)
 constexpr double marker_label_top = 0.3;    // below the legend
+constexpr int marker_label_gap_px = 3;       // between a marker line and its label
 
 const char* panel_titles[DashboardView::panel_count] = {"IOPS", "MiB/s", "latency (us)", "CPU % of one core",
                                                         "queues"};
@@ -52,6 +54,8 @@ DashboardView::DashboardView(IntervalHistory& history, EventModel& events, QWidg
   connect(&_events, &QAbstractItemModel::rowsInserted, this,
           [this](const QModelIndex&, int first, int last) { on_markers_inserted(first, last); });
   connect(&_events, &QAbstractItemModel::modelReset, this, &DashboardView::rebuild);
+  // Labels are placed in pixels, so after the layout knows the panel's rect.
+  connect(_plot, &QCustomPlot::afterLayout, this, &DashboardView::place_marker_labels);
   rebuild();
 }
 
@@ -175,6 +179,7 @@ void DashboardView::rebuild() {
   for (auto& [name, g] : _graphs) g->data()->clear();
   _plot->clearItems();
   _marker_tips.clear();
+  _labels.clear();
   // An hour of rows at once: each graph's points set in one go, not appended one by one.
   Points batch;
   for (size_t i = 0; i < _history.size(); ++i) add_row(_history.row(i), &batch);
@@ -210,11 +215,38 @@ void DashboardView::add_marker(const EventMarker& m) {
   label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
   // Events come in bursts (a connect per queue): stagger the labels so they stay readable.
   label->position->setCoords(m.time_s, marker_label_top + marker_label_step * double(_marker_tips.size() % marker_label_rows));
-  label->setPositionAlignment(Qt::AlignTop | Qt::AlignLeft);
   label->setText(QString::fromStdString(m.label));
   label->setColor(color);
-  label->setPadding(QMargins(3, 0, 0, 0));
+  label->setVisible(false);  // until place_marker_labels() has the panel's rect
+  _labels.push_back({label, m.time_s, label->text()});
   _marker_tips.emplace_back(m.time_s, QString::fromStdString(m.tooltip));
+}
+
+std::vector<QCPItemText*> DashboardView::marker_labels() const {
+  std::vector<QCPItemText*> out;
+  for (const auto& l : _labels) out.push_back(l.item);
+  return out;
+}
+
+void DashboardView::place_marker_labels() {
+  const QRect rect = _rects[0]->rect();
+  QCPAxis* x = _rects[0]->axis(QCPAxis::atBottom);
+  for (auto& l : _labels) {
+    const double px = x->coordToPixel(l.time_s);
+    if (px < rect.left() || px > rect.right()) {
+      l.item->setVisible(false);
+      continue;
+    }
+    const QFontMetrics fm(l.item->font());
+    const int right = int(rect.right() - px) - 2 * marker_label_gap_px;
+    const int left = int(px - rect.left()) - 2 * marker_label_gap_px;
+    const int width = fm.horizontalAdvance(l.text);
+    const bool on_right = width <= right || right >= left;
+    l.item->setText(width <= (on_right ? right : left) ? l.text : fm.elidedText(l.text, Qt::ElideRight, on_right ? right : left));
+    l.item->setPositionAlignment(Qt::AlignTop | (on_right ? Qt::AlignLeft : Qt::AlignRight));
+    l.item->setPadding(on_right ? QMargins(marker_label_gap_px, 0, 0, 0) : QMargins(0, 0, marker_label_gap_px, 0));
+    l.item->setVisible(true);
+  }
 }
 
 void DashboardView::follow() {

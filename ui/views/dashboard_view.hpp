@@ -15,6 +15,7 @@ class QCustomPlot;
 class QCPAxisRect;
 class QCPGraph;
 class QCPGraphData;
+class QCPItemText;
 class QMouseEvent;
 
 namespace ui {
@@ -38,6 +39,8 @@ class DashboardView : public QWidget {
   QCPGraph* graph(const QString& name) const;
   // Marker lines drawn on panel p (one per event in view).
   int marker_count(Panel p) const;
+  // The text items labelling markers (one per event), placed inside the top panel at each layout.
+  std::vector<QCPItemText*> marker_labels() const;
   double window_s() const { return _window_s; }
   bool following() const { return _following; }
 
@@ -67,6 +70,9 @@ class DashboardView : public QWidget {
   void on_markers_inserted(int first, int last);
   void follow();
   void show_marker_tooltip(QMouseEvent* e);
+  // Keeps every label inside the top panel: right of its line, left near the right edge,
+  // elided when neither side fits; hidden while its line is out of view.
+  void place_marker_labels();
 
   IntervalHistory& _history;
   EventModel& _events;
@@ -75,6 +81,12 @@ class DashboardView : public QWidget {
   std::map<QString, QCPGraph*> _graphs;
   int _cpu_graphs = 0;
   std::vector<std::pair<double, QString>> _marker_tips;  // time, tooltip
+  struct MarkerLabel {
+    QCPItemText* item;
+    double time_s;
+    QString text;  // in full (the item may show it elided)
+  };
+  std::vector<MarkerLabel> _labels;
   double _window_s = 5 * 60;
   bool _following = true;
   bool _syncing = false;  // re-entrancy guard while one x-axis range is copied to the others

@@ -22,6 +22,9 @@ namespace {
 
 constexpr double ns_per_us = 1e3;
 constexpr int rows_margin = 2;  // empty rows kept around the non-empty ones
+constexpr const char* widest_source = "runqlat tid=4194304,comm=nvmt-poll/0";  // a probe's per-thread source
+constexpr int sources_margin_px = 24;  // frame and scroll bar
+constexpr int scale_gap_px = 6;  // right of the colour scale's rotated title: not at the widget's very edge
 
 QSharedPointer<QCPAxisTickerText> bucket_ticker() {
   QSharedPointer<QCPAxisTickerText> t(new QCPAxisTickerText);
@@ -50,7 +53,7 @@ std::pair<int, int> used_rows(const IntervalHistory& h, int source, size_t from,
 
 HistogramView::HistogramView(IntervalHistory& history, QWidget* parent) : QWidget(parent), _history(history) {
   _sources = new QListWidget(this);
-  _sources->setMaximumWidth(200);
+  _sources->setMaximumWidth(fontMetrics().horizontalAdvance(widest_source) + sources_margin_px);
   _sources->setToolTip("Histogram sources of the engine (more appear here as probes attach)");
   _bars_plot = new QCustomPlot(this);
   _bars_plot->setObjectName("histogram");
@@ -81,7 +84,8 @@ HistogramView::HistogramView(IntervalHistory& history, QWidget* parent) : QWidge
   _heat_plot->plotLayout()->addElement(0, 1, scale);
   scale->setDataScaleType(QCPAxis::stLogarithmic);
   scale->axis()->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
-  scale->axis()->setLabel("commands per interval (log)");
+  scale->axis()->setLabel("count per interval (log)");
+  scale->setMinimumMargins(QMargins(0, scale_gap_px, scale_gap_px, scale_gap_px));
   QCPColorGradient gradient(QCPColorGradient::gpThermal);
   gradient.setNanHandling(QCPColorGradient::nhTransparent);
   _heatmap->setGradient(gradient);
@@ -116,6 +120,8 @@ void HistogramView::set_source(const std::string& name) {
   refresh();
 }
 
+bool HistogramView::has_source(const std::string& name) const { return _history.source_index(name) >= 0; }
+
 void HistogramView::set_window_s(double seconds) {
   _window_s = seconds;
   refresh();
@@ -134,7 +140,10 @@ void HistogramView::update_source_list() {
   if (_sources->count() != int(titles.size())) {
     QSignalBlocker block(_sources);
     _sources->clear();
-    for (const auto& t : titles) _sources->addItem(QString::fromStdString(t));
+    for (const auto& t : titles) {
+      _sources->addItem(QString::fromStdString(t));
+      _sources->item(_sources->count() - 1)->setToolTip(QString::fromStdString(t));
+    }
   }
   const int current = _history.source_index(_source);
   if (current >= 0 && _sources->currentRow() != current) {
@@ -182,11 +191,13 @@ void HistogramView::update_bars() {
     text->setColor(series_color(color++));
   }
   if (title)
-    title->setText(QString::fromStdString(src->title) + QString(": %1 commands, p50 %2 us, p99 %3 us, max %4 us")
-                                                            .arg(src->hist.count)
-                                                            .arg(p50, 0, 'f', 1)
-                                                            .arg(p99, 0, 'f', 1)
-                                                            .arg(double(src->hist.max_ns) / ns_per_us, 0, 'f', 1));
+    title->setText(QString("%1: %2 %3, p50 %4 us, p99 %5 us, max %6 us")
+                       .arg(QString::fromStdString(src->title))
+                       .arg(src->hist.count)
+                       .arg(src->name.starts_with("probe:") ? "events" : "commands")
+                       .arg(p50, 0, 'f', 1)
+                       .arg(p99, 0, 'f', 1)
+                       .arg(double(src->hist.max_ns) / ns_per_us, 0, 'f', 1));
   _bars_plot->setToolTip(QString::fromStdString(src->help));
 }
 

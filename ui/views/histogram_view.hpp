@@ -28,6 +28,8 @@ class HistogramView : public QWidget {
   QCPBars* bars() const { return _bars; }
   QCPColorMap* heatmap() const { return _heatmap; }
   const std::string& source() const { return _source; }
+  // The history has seen source name (a probe's appear once it runs).
+  bool has_source(const std::string& name) const;
   // The intervals the heatmap's columns show: [first, last) rows of the history.
   std::pair<size_t, size_t> heatmap_rows() const { return _heat_rows; }
 

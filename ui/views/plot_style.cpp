@@ -62,9 +62,12 @@ void style_plot(QCustomPlot* plot) {
   const QPalette p = plot->palette();
   plot->setBackground(p.color(QPalette::Window));
   for (auto* rect : plot->axisRects()) style_axis_rect(rect, p);
-  for (int i = 0; i < plot->plotLayout()->elementCount(); ++i)
-    if (auto* title = qobject_cast<QCPTextElement*>(plot->plotLayout()->elementAt(i)))
-      title->setTextColor(p.color(QPalette::WindowText));
+  for (auto* element : plot->plotLayout()->elements(true)) {
+    if (auto* title = qobject_cast<QCPTextElement*>(element)) title->setTextColor(p.color(QPalette::WindowText));
+    // A colour scale's axis is not among axisRects(): without this its title and ticks stay
+    // black on a dark background.
+    if (auto* scale = qobject_cast<QCPColorScale*>(element)) style_axis(scale->axis(), p);
+  }
   if (plot->legend) {
     plot->legend->setBrush(p.color(QPalette::Base));
     plot->legend->setTextColor(p.color(QPalette::WindowText));

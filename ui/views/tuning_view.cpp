@@ -15,9 +15,12 @@
 #include <QSplitter>
 #include <QVBoxLayout>
 
+#include <algorithm>
+#include <climits>
+
 #include "engine/control/config.hpp"
 #include "ui/engine_session.hpp"
-#include "ui/models/settings_description.hpp"
+#include "engine/control/settings_schema.hpp"
 #include "ui/models/tuning_model.hpp"
 #include "ui/views/topology_picker.hpp"
 
@@ -29,6 +32,44 @@ using json = nlohmann::json;
 
 QString error_style() { return "color: #d03030;"; }
 
+QString section_heading(std::string_view section) {
+  if (section == "threading") return "Execution model";
+  if (section == "budgets") return "Budgets (per io_work)";
+  return "TCP transport (applies at start: set in the configuration)";
+}
+
+bool applies_to(const control::Setting& f, const std::string& mode) {
+  return f.modes.empty() || std::find(f.modes.begin(), f.modes.end(), mode) != f.modes.end();
+}
+
+QString label_of(const control::Setting& f) {
+  const QString label = QString::fromUtf8(f.label.data(), qsizetype(f.label.size()));
+  const QString unit = QString::fromUtf8(f.unit.data(), qsizetype(f.unit.size()));
+  return unit.isEmpty() || label.contains(unit) ? label : label + " (" + unit + ")";  // not "Receive PDUs (PDUs)"
+}
+
+// The schema's help, then its limits as an operator reads them: range, values, default.
+QString tooltip_of(const control::Setting& f) {
+  auto q = [](std::string_view s) { return QString::fromUtf8(s.data(), qsizetype(s.size())); };
+  QStringList lines{q(f.help), ""};
+  const QString unit = f.unit.empty() ? QString() : " " + q(f.unit);
+  if (f.min || f.max || !f.max_rule.empty()) {
+    const QString lo = f.min ? QString::number(*f.min) : "";
+    const QString hi = f.max ? QString::number(*f.max) : q(f.max_rule);
+    lines << "Range: " + lo + " .. " + hi + unit;
+  }
+  if (f.multiple_of > 1) lines << "A multiple of " + QString::number(f.multiple_of);
+  if (f.power_of_two) lines << "A power of two";
+  if (!f.choices.empty()) {
+    QStringList values;
+    for (auto c : f.choices) values << q(c);
+    lines << "Values: " + values.join(", ");
+  }
+  lines << "Default: " + QString::fromStdString(f.default_value.dump());
+  lines << (f.live ? "Applies live (" : "Applies at start (") + QString::fromStdString(f.path()) + ")";
+  return lines.join("\n");
+}
+
 }  // namespace
 
 TuningView::TuningView(EngineSession& session, QWidget* parent) : QWidget(parent) {
@@ -36,20 +77,20 @@ TuningView::TuningView(EngineSession& session, QWidget* parent) : QWidget(parent
   auto* form_box = new QWidget(this);
   _form = new QFormLayout(form_box);
   _form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-  std::string section;
-  for (const auto& f : settings_description()) {
+  std::string_view section;
+  for (const auto& f : control::settings_schema()) {
     if (f.section != section) {
       section = f.section;
-      auto* heading = new QLabel("<b>" + QString::fromStdString(section == "threading" ? "Execution model" : "Budgets (per io_work)") + "</b>", form_box);
-      _form->addRow(heading);
+      _form->addRow(new QLabel("<b>" + section_heading(section) + "</b>", form_box));
     }
     Row row{&f, make_editor(f), new QLabel(form_box), 0};
-    row.editor->setToolTip(QString::fromStdString(f.help));
+    row.editor->setToolTip(tooltip_of(f));
+    row.editor->setEnabled(f.section != "tcp");  // no tcp.set: transport settings take effect at start
     row.error->setStyleSheet(error_style());
     row.error->setWordWrap(true);
     row.error->hide();
-    auto* label = new QLabel(QString::fromStdString(f.label), form_box);
-    label->setToolTip(QString::fromStdString(f.help));
+    auto* label = new QLabel(label_of(f), form_box);
+    label->setToolTip(row.editor->toolTip());
     _form->addRow(label, row.editor);
     row.form_row = _form->rowCount() - 1;
     _form->addRow("", row.error);
@@ -65,7 +106,8 @@ TuningView::TuningView(EngineSession& session, QWidget* parent) : QWidget(parent
   _revert = new QPushButton("&Revert", this);
   _revert->setToolTip("Discard the edits and show the running values");
   _save = new QPushButton("&Save as profile...", this);
-  _save->setToolTip("Store these settings as a tuning profile (`nvmetune profile list` shows it)");
+  _save->setToolTip("Store the engine's running settings as a profile in the engine's own database (on a remote "
+                    "engine: the server's; `nvmetune profile list` there shows it). Apply or revert edits first.");
   _message = new QLabel(this);
   _message->setWordWrap(true);
   auto* buttons = new QHBoxLayout;
@@ -114,28 +156,31 @@ TuningView::TuningView(EngineSession& session, QWidget* parent) : QWidget(parent
   sync_from_model();
 }
 
-QWidget* TuningView::make_editor(const SettingField& f) {
-  using K = SettingField::Kind;
-  switch (f.kind) {
-    case K::choice: {
+QWidget* TuningView::make_editor(const control::Setting& f) {
+  using T = control::SettingType;
+  switch (f.type) {
+    case T::choice: {
       auto* box = new QComboBox(this);
-      for (const auto& c : f.choices) box->addItem(QString::fromStdString(c));
+      for (auto c : f.choices) box->addItem(QString::fromUtf8(c.data(), qsizetype(c.size())));
       connect(box, &QComboBox::currentTextChanged, this, [this, &f](const QString& v) { _model->set_value(f, v.toStdString()); });
       return box;
     }
-    case K::integer: {
+    case T::integer:
+    case T::size: {
+      // Bounds the machine decides (first_core: the highest online CPU) are the engine's to judge.
       auto* spin = new QSpinBox(this);
-      spin->setRange(int(f.min), int(std::min<int64_t>(f.max, INT32_MAX)));
+      spin->setRange(int(std::max<int64_t>(f.min.value_or(0), INT32_MIN)), int(std::min<int64_t>(f.max.value_or(INT32_MAX), INT32_MAX)));
+      spin->setSingleStep(int(f.multiple_of));
       spin->setKeyboardTracking(false);
       connect(spin, &QSpinBox::valueChanged, this, [this, &f](int v) { _model->set_value(f, v); });
       return spin;
     }
-    case K::boolean: {
+    case T::boolean: {
       auto* check = new QCheckBox(this);
       connect(check, &QCheckBox::toggled, this, [this, &f](bool v) { _model->set_value(f, v); });
       return check;
     }
-    case K::cpumask: {
+    case T::cpumask: {
       auto* edit = new QLineEdit(this);
       edit->setPlaceholderText("all, or a list such as 0-3,6");
       connect(edit, &QLineEdit::textEdited, this, [this, &f](const QString& v) { _model->set_value(f, v.toStdString()); });
@@ -176,7 +221,7 @@ void TuningView::sync_from_model() {
     row.error->setVisible(!error.isEmpty());
     row.editor->setProperty("invalid", !error.isEmpty());
     row.editor->setStyleSheet(error.isEmpty() ? QString() : "border: 2px solid #d03030;");
-    const bool visible = mode.empty() || row.field->applies_to(mode);
+    const bool visible = mode.empty() || applies_to(*row.field, mode);
     _form->setRowVisible(row.form_row, visible);
     _form->setRowVisible(row.form_row + 1, visible && !error.isEmpty());
   }
@@ -186,6 +231,7 @@ void TuningView::sync_from_model() {
   }
   _apply->setEnabled(_model->dirty() && !_model->busy());
   _revert->setEnabled(_model->dirty());
+  _save->setEnabled(!_model->dirty() && !_model->busy());  // it saves what runs, not the form
 }
 
 void TuningView::save_as_profile() {
@@ -193,9 +239,7 @@ void TuningView::save_as_profile() {
   const QString name = QInputDialog::getText(this, "Save as profile", "Profile name ([A-Za-z0-9._-], up to 64):",
                                              QLineEdit::Normal, "", &ok);
   if (!ok || name.isEmpty()) return;
-  const QString error = _model->save_profile(name, "saved from the nvmetune GUI");
-  _message->setStyleSheet(error.isEmpty() ? QString() : error_style());
-  _message->setText(error.isEmpty() ? "saved profile " + name + " (nvmetune profile show " + name + ")" : error);
+  _model->save_profile(name, "saved from the nvmetune GUI");
 }
 
 }  // namespace ui

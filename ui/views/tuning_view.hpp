@@ -1,6 +1,7 @@
 #pragma once
-// Tuning: a form generated from settings_description() (mode first; each mode's knobs appear
-// with it), the CPU topology picker bound to the mask field, and Apply live / Revert / Save as
+// Tuning: a form generated from control::settings_schema(), the description the engine
+// validates with (mode first; each mode's knobs appear with it; settings that apply at start
+// shown read-only), each field's tooltip its help, range and default; the CPU topology picker bound to the mask field, and Apply live / Revert / Save as
 // profile. A refused value is marked on its field with the engine's message and JSON path.
 #include <QWidget>
 
@@ -11,12 +12,15 @@ class QFormLayout;
 class QLabel;
 class QPushButton;
 
+namespace control {
+struct Setting;
+}
+
 namespace ui {
 
 class EngineSession;
 class TopologyPicker;
 class TuningModel;
-struct SettingField;
 
 class TuningView : public QWidget {
   Q_OBJECT
@@ -30,6 +34,7 @@ class TuningView : public QWidget {
   QWidget* field(const std::string& path) const;
   QLabel* field_error(const std::string& path) const;
   QPushButton* apply_button() const { return _apply; }
+  QPushButton* save_button() const { return _save; }
   QLabel* message_label() const { return _message; }
 
  public slots:
@@ -38,12 +43,12 @@ class TuningView : public QWidget {
 
  private:
   struct Row {
-    const SettingField* field = nullptr;
+    const control::Setting* field = nullptr;
     QWidget* editor = nullptr;
     QLabel* error = nullptr;
     int form_row = 0;
   };
-  QWidget* make_editor(const SettingField& f);
+  QWidget* make_editor(const control::Setting& f);
   void sync_from_model();
 
   TuningModel* _model = nullptr;
