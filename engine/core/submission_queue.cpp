@@ -2,6 +2,8 @@
 
 #include "engine/core/handlers.hpp"
 #include "engine/core/target.hpp"
+#include "engine/exec/executor.hpp"
+#include "engine/stats/usdt.hpp"
 
 namespace core {
 namespace {
@@ -159,6 +161,16 @@ bool SubmissionQueue::poll_events() {
   }
   if (undelivered) _ctrl->defer_events(undelivered);
   return false;
+}
+
+void SubmissionQueue::record_latency(const Request& req, const void* queue) {
+  if (!req.start_ns) return;
+  const uint64_t ns = exec::monotonic_ns() - req.start_ns;
+  NVMT_USDT3(cmd_complete, queue, req.sqe.cid(), ns);
+  const uint8_t op = req.sqe.opcode();
+  if (_qid != 0 && op == static_cast<uint8_t>(nvme::NvmOpcode::read)) _stats.read_latency.record(ns);
+  else if (_qid != 0 && op == static_cast<uint8_t>(nvme::NvmOpcode::write)) _stats.write_latency.record(ns);
+  else _stats.other_latency.record(ns);
 }
 
 }  // namespace core

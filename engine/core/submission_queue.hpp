@@ -49,6 +49,11 @@ class SubmissionQueue {
   void execute(Request& req);
   // The one way a command ends.
   void complete(Request& req, nvme::Status st);
+  // The transport sent req's response: its submit-to-completion time goes to the queue's read,
+  // write (I/O queues) or other histogram and to the cmd_complete USDT point, keyed by the
+  // transport's queue (queue, as its queue_wait_end point names it). A command that failed
+  // before it started (start_ns 0: a bad SGL) is not timed.
+  void record_latency(const Request& req, const void* queue);
   // A backend Io reaped from the queue's IoContext.
   void on_backend_done(backend::Io& io);
   // A command the transport deferred (TransportQueue::defer) goes on.

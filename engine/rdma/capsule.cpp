@@ -104,7 +104,7 @@ void RdmaQueue::start_command(Command& c) {
 // core/ finished the command: place its data (chained WRITE) and send the response.
 void RdmaQueue::complete(core::Request& req) {
   Command& c = *reinterpret_cast<Command*>(&req);
-  record_latency(req);
+  _sq.record_latency(req, this);
   std::memcpy(_pool.cqe(c.index), &req.cqe, nvme::cqe_size);
   set_state(c, CmdState::sending);
   c.wr[1] = make_response(c.index, &c.cqe_sge, c.data);
@@ -125,16 +125,6 @@ void RdmaQueue::on_send_done(Command& c) {
   _pending_head = (_pending_head + 1) % _nrecv;
   --_pending_count;
   take_capsule(r);
-}
-
-void RdmaQueue::record_latency(const core::Request& req) {
-  if (!req.start_ns) return;
-  const uint64_t ns = exec::monotonic_ns() - req.start_ns;
-  NVMT_USDT3(cmd_complete, this, req.sqe.cid(), ns);
-  const uint8_t op = req.sqe.opcode();
-  if (_sq.qid() != 0 && op == static_cast<uint8_t>(nvme::NvmOpcode::read)) _stats.read_latency.record(ns);
-  else if (_sq.qid() != 0 && op == static_cast<uint8_t>(nvme::NvmOpcode::write)) _stats.write_latency.record(ns);
-  else _stats.other_latency.record(ns);
 }
 
 }  // namespace rdma

@@ -94,7 +94,6 @@ class RdmaQueue final : public exec::Task, public core::TransportQueue {
   void post_send(ibv_send_wr* wr);
   void fail(const std::string& why);
   void set_state(Command& c, CmdState s) { c.state = s; }
-  void record_latency(const core::Request& req);
   void drain_channel();
   void identify();
 

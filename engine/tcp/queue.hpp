@@ -164,7 +164,6 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   // queue.cpp
   exec::Progress pass(unsigned max_rx_pdus);
   void identify();
-  void record_latency(const core::Request& req);
   Command* alloc_command();
   Command* command_of_ttag(uint16_t ttag);
   void free_command(Command& c);

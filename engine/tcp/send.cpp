@@ -56,7 +56,7 @@ void TcpQueue::complete(core::Request& req) {
   static_assert(offsetof(Command, req) == 0);
   Command& cmd = *reinterpret_cast<Command*>(&req);
   set_state(cmd, CmdState::sending);
-  record_latency(req);
+  _sq.record_latency(req, this);
   const bool ok = req.status.ok();
   const bool data = ok && req.dir == core::DataDir::controller_to_host && req.response_len > 0;
   const bool success_flag = data && _sq.sq_flow_disabled();
@@ -85,15 +85,6 @@ void TcpQueue::complete(core::Request& req) {
   tx_push(it);
 }
 
-void TcpQueue::record_latency(const core::Request& req) {
-  if (!req.start_ns) return;  // failed before it started (e.g. a bad SGL)
-  const uint64_t ns = exec::monotonic_ns() - req.start_ns;
-  NVMT_USDT3(cmd_complete, this, req.sqe.cid(), ns);
-  const uint8_t op = req.sqe.opcode();
-  if (_sq.qid() != 0 && op == static_cast<uint8_t>(nvme::NvmOpcode::read)) _stats.read_latency.record(ns);
-  else if (_sq.qid() != 0 && op == static_cast<uint8_t>(nvme::NvmOpcode::write)) _stats.write_latency.record(ns);
-  else _stats.other_latency.record(ns);
-}
 
 void TcpQueue::tx_sent(const TxItem& item) {
   _stats.pdus_tx.add();

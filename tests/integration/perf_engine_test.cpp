@@ -152,7 +152,7 @@ TEST(PerfAgainstEngine, PercentilesLandAtAnInjectedBackendDelay) {
   // wrong percentile or completions reaped late as a rule fail all three).
   initiator::LoadResult r;
   for (int attempt = 1; attempt <= 3; ++attempt) {
-    test_support::WakeupLateness late(static_cast<uint64_t>(delay_ns));
+    test_support::WakeupLateness late(static_cast<uint64_t>(delay_ns), cpus.size() >= 2 ? int(cpus[0]) : -1);
     r = initiator::run_load(spec);
     late.stop();
     ASSERT_EQ(r.status, initiator::LoadResult::Status::ok) << r.error;

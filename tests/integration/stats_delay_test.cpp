@@ -73,7 +73,7 @@ TEST(StatsDelay, HistogramPercentilesMatchAnInjectedBackendDelay) {
   spec.qd = 8;
   if (cpus.size() >= 2) spec.cpus = {cpus[1]};
   spec.time_s = 2;
-  test_support::WakeupLateness late(uint64_t{delay_us} * 1000);
+  test_support::WakeupLateness late(uint64_t{delay_us} * 1000, cpus.size() >= 2 ? int(cpus[0]) : -1);
   const initiator::LoadResult r = initiator::run_load(spec);
   late.stop();
   std::printf("wake-up lateness of a %u us sleep: p50 %.0f us, p90 %.0f us, p99 %.0f us (%zu samples)\n", delay_us,

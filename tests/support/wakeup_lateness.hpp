@@ -8,6 +8,8 @@
 // its percentile by the delay plus the lateness at that percentile. On a quiet machine the
 // lateness is tens of microseconds, so the bound stays tight and still fails when the engine
 // itself completes late.
+#include <pthread.h>
+#include <sched.h>
 #include <time.h>
 
 #include <algorithm>
@@ -20,8 +22,10 @@ namespace test_support {
 
 class WakeupLateness {
  public:
-  // Starts sampling at once: sleeps of sleep_ns, back to back, until stop().
-  explicit WakeupLateness(uint64_t sleep_ns) : _sleep_ns(sleep_ns), _thread([this] { run(); }) {}
+  // Starts sampling at once: sleeps of sleep_ns, back to back, until stop(). cpu >= 0: on that
+  // CPU only, the one the engine thread under test is pinned to (its wake-ups compete with
+  // whatever else runs there, not with the machine's least busy CPU).
+  explicit WakeupLateness(uint64_t sleep_ns, int cpu = -1) : _sleep_ns(sleep_ns), _cpu(cpu), _thread([this] { run(); }) {}
   ~WakeupLateness() { stop(); }
   WakeupLateness(const WakeupLateness&) = delete;
   WakeupLateness& operator=(const WakeupLateness&) = delete;
@@ -46,6 +50,12 @@ class WakeupLateness {
     return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
   }
   void run() {
+    if (_cpu >= 0) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(_cpu, &set);
+      (void)pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    }
     const timespec d{static_cast<time_t>(_sleep_ns / 1'000'000'000ull), static_cast<long>(_sleep_ns % 1'000'000'000ull)};
     while (!_stop.load(std::memory_order_relaxed)) {
       const uint64_t t0 = now_ns();
@@ -56,6 +66,7 @@ class WakeupLateness {
   }
 
   uint64_t _sleep_ns;
+  int _cpu;
   std::atomic<bool> _stop{false};
   std::vector<uint64_t> _late_ns;  // written by the sampler only until stop() joins it
   std::thread _thread;
