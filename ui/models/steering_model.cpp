@@ -94,7 +94,9 @@ void SteeringModel::on_call(quint64 ticket, const QString& method, const control
   _refusal.clear();
   if (method == "steering.plan") {
     _plan = rows_of(outcome.result);
-    emit message(QString("dry run: %1 files change").arg(outcome.result.value("changes", 0)), false);
+    const int changes = outcome.result.value("changes", 0);
+    emit message(changes == 1 ? QString("dry run: 1 file would change")
+                              : QString("dry run: %1 files would change").arg(changes), false);
   } else if (method == "steering.apply") {
     _plan = rows_of(outcome.result);
     emit message(QString("applied: %1 files written (revert restores them)").arg(outcome.result.value("changes", 0)), false);

@@ -212,7 +212,8 @@ void SteeringView::show_state() {
     }
   }
   const size_t saved = s.value("saved", json::array()).size();
-  QString summary = QString("Root %1. ").arg(text(s, "root"));
+  // The root is "/" except in tests and containers that point steering at a copy of /proc, /sys.
+  QString summary = text(s, "root") == "/" ? QString() : QString("Files under %1. ").arg(text(s, "root"));
   summary += saved ? QString("The engine changed %1 files (Revert restores them; a clean stop does too).").arg(saved)
                    : QString("The engine changed nothing.");
   if (const QString blocked = text(s, "blocked"); blocked != "-" && !blocked.isEmpty()) summary += " Apply refused: " + blocked;
