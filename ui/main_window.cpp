@@ -25,6 +25,7 @@
 #include "ui/log_buffer.hpp"
 #include "ui/models/event_model.hpp"
 #include "ui/models/interval_history.hpp"
+#include "ui/models/probe_model.hpp"
 #include "ui/views/dashboard_view.hpp"
 #include "ui/views/histogram_view.hpp"
 #include "ui/views/plot_style.hpp"
@@ -150,9 +151,36 @@ void MainWindow::build_status_bar() {
   _engine_label = new QLabel("no engine", this);
   _state_label = new QLabel(this);
   _store_label = new QLabel(this);
+  _probes_label = new QLabel(this);
   statusBar()->addWidget(_engine_label);
   statusBar()->addWidget(_state_label);
+  statusBar()->addPermanentWidget(_probes_label);
   statusBar()->addPermanentWidget(_store_label);
+  connect(&_probes->model(), &ProbeModel::refreshed, this, &MainWindow::show_probe_summary);
+  show_probe_summary();
+}
+
+QString MainWindow::probe_summary() const { return _probes_label->text(); }
+
+// "probes: runqlat, biolat" or why none can run, so a glance at any view tells what is measured.
+void MainWindow::show_probe_summary() {
+  const ProbeModel& m = _probes->model();
+  QStringList running;
+  int unavailable = 0;
+  for (const auto& r : m.rows()) {
+    if (r.running) running << QString::fromStdString(r.name);
+    if (!r.available) ++unavailable;
+  }
+  if (!m.unavailable().isEmpty()) {
+    _probes_label->setText("probes: none");
+    _probes_label->setToolTip(m.unavailable());
+  } else if (!m.rows().empty() && unavailable == int(m.rows().size())) {
+    _probes_label->setText("probes: unavailable");
+    _probes_label->setToolTip(QString::fromStdString(m.rows().front().reason));
+  } else {
+    _probes_label->setText(running.isEmpty() ? "probes: off" : "probes: " + running.join(", "));
+    _probes_label->setToolTip("eBPF probes running beside the engine (Probes tab to start and stop them)");
+  }
 }
 
 void MainWindow::attach_embedded(engine::Engine& engine, const QString& profile_db) {

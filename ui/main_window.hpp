@@ -53,6 +53,7 @@ class MainWindow : public QMainWindow {
   IntervalHistory& history() { return *_history; }
   EventModel& events() { return *_events; }
   DashboardView* dashboard() const { return _dashboard; }
+  QString probe_summary() const;  // the status bar's probes field
   HistogramView* histograms() const { return _histograms; }
   TuningView* tuning() const { return _tuning; }
   ProbesView* probes() const { return _probes; }
@@ -71,6 +72,7 @@ class MainWindow : public QMainWindow {
  private:
   void build_menus();
   void build_status_bar();
+  void show_probe_summary();
   void on_attached(const SessionStatus& s);
   void on_status(const SessionStatus& s);
   void ask_attach();
@@ -95,6 +97,7 @@ class MainWindow : public QMainWindow {
   QLabel* _engine_label = nullptr;
   QLabel* _state_label = nullptr;
   QLabel* _store_label = nullptr;
+  QLabel* _probes_label = nullptr;
   QTimer _log_timer;
 };
 

@@ -507,6 +507,11 @@ void UiSessionTest::probes_panel_starts_and_stops_a_probe() {
       if (src.name == source) counted += src.hist.count;
   }
   QVERIFY(counted > 0);
+  // Its rate is a dashboard series on the engine's time axis, and the status bar names it.
+  QTRY_VERIFY_WITH_TIMEOUT(_window->dashboard()->graph("runqlat (eBPF)") &&
+                               !_window->dashboard()->graph("runqlat (eBPF)")->data()->isEmpty(),
+                           wait_ms);
+  QTRY_VERIFY_WITH_TIMEOUT(_window->probe_summary().contains("runqlat"), wait_ms);
   if (_serve) {  // the server's own word
     bool running = false;
     const json list = call("probes.list");
@@ -516,6 +521,7 @@ void UiSessionTest::probes_panel_starts_and_stops_a_probe() {
   QTest::mouseClick(view->action_button("runqlat"), Qt::LeftButton);
   QTRY_VERIFY_WITH_TIMEOUT(model.find("runqlat") && !model.find("runqlat")->running, wait_ms);
   QCOMPARE(view->action_button("runqlat")->text(), QString("Start"));
+  QTRY_COMPARE_WITH_TIMEOUT(_window->probe_summary(), QString("probes: off"), wait_ms);
 }
 
 // A start the engine refuses (biolat on a disk that does not exist) is explained on its row in

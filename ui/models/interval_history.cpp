@@ -79,6 +79,8 @@ BuiltRow build_row(const stats::Snapshot& s) {
     r.workers.push_back({w.name, pct(split.busy_ns, s.interval_ns), pct(split.idle_poll_ns, s.interval_ns),
                          pct(split.sleep_ns, s.interval_ns)});
   }
+  for (const auto& p : s.probes)
+    if (p.labels.empty()) r.probe_rates.emplace_back(p.source, static_cast<double>(p.hist.count) / secs);
   b.sources = histogram_sources(s);
   for (const auto& src : b.sources) b.log2.push_back(log2_us_rows(src.hist));
   return b;

@@ -39,6 +39,9 @@ struct IntervalRow {
   int queues = 0;
   uint64_t commands = 0;
   std::vector<WorkerCpu> workers;
+  // Per running eBPF probe: the events of its total histogram per second (runqlat: wake-ups,
+  // biolat: block requests, ...), beside the engine's own series on one time axis.
+  std::vector<std::pair<std::string, double>> probe_rates;
   std::vector<std::vector<uint64_t>> log2;  // per source (source_names() order): log2_us_rows
 };
 

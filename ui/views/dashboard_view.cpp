@@ -24,11 +24,12 @@ constexpr double line_width = 1.5;
 constexpr size_t antialias_max_points = 600;
 constexpr int dimmed_alpha = 170;  // idle polling and queue wait: the same hue, lighter
 constexpr double min_log_us = 0.1;  // the latency axis' floor (log scale has no zero)
+constexpr double min_log_rate = 1;  // the probe-rate axis' floor, events/s
 constexpr double marker_label_top = 0.3;    // below the legend
 constexpr int marker_label_gap_px = 3;       // between a marker line and its label
 
 const char* panel_titles[DashboardView::panel_count] = {"IOPS", "MiB/s", "latency (us)", "CPU % of one core",
-                                                        "queues"};
+                                                        "probe events/s", "queues"};
 
 }  // namespace
 
@@ -92,10 +93,14 @@ void DashboardView::build_panels() {
             });
   }
   _plot->plotLayout()->setRowSpacing(2);
-  for (int p = 0; p < panel_count; ++p) _plot->plotLayout()->setRowStretchFactor(p, p == queues_panel ? 0.6 : 1.0);
-  auto* lat = _rects[latency_panel]->axis(QCPAxis::atLeft);
-  lat->setScaleType(QCPAxis::stLogarithmic);
-  lat->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+  for (int p = 0; p < panel_count; ++p)
+    _plot->plotLayout()->setRowStretchFactor(p, p == queues_panel || p == probes_panel ? 0.6 : 1.0);
+  // Latencies and probe rates span decades: log axes.
+  for (Panel p : {latency_panel, probes_panel}) {
+    auto* axis = _rects[p]->axis(QCPAxis::atLeft);
+    axis->setScaleType(QCPAxis::stLogarithmic);
+    axis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+  }
   _rects[queues_panel]->axis(QCPAxis::atBottom)->setLabel("time");
   QSharedPointer<QCPAxisTickerFixed> whole(new QCPAxisTickerFixed);  // queues come whole
   whole->setTickStep(1);
@@ -166,6 +171,12 @@ void DashboardView::add_row(const IntervalRow& r, Points* batch) {
     }
     add(g, t, w.busy_pct);
     add(graph(QString::fromStdString(w.name) + " idle-poll"), t, w.idle_poll_pct);
+  }
+  for (const auto& [probe, rate] : r.probe_rates) {
+    const QString name = QString::fromStdString(probe) + " (eBPF)";
+    QCPGraph* g = graph(name);
+    if (!g) g = add_graph(probes_panel, name, _probe_graphs++ + 5);
+    if (rate > 0) add(g, t, rate);  // a log axis has no zero: a gap instead
   }
 }
 
@@ -259,14 +270,16 @@ void DashboardView::follow() {
   _plot->setNotAntialiasedElements(hi_row - lo_row > antialias_max_points ? QCP::aePlottables : QCP::aeNone);
   _rects[0]->axis(QCPAxis::atBottom)->setRange(from, last + 0.5);
   for (int p = 0; p < panel_count; ++p) {
-    if (p == latency_panel) {
+    if (p == latency_panel || p == probes_panel) {  // log axes: a decade around the data
+      const double floor = p == latency_panel ? min_log_us : min_log_rate;
       double lo = 1e300, hi = 0;
       for (auto* g : _rects[p]->graphs()) {
         bool found = false;
         auto r = g->getValueRange(found, QCP::sdBoth, QCPRange(from, last + 1));
         if (found) lo = std::min(lo, r.lower), hi = std::max(hi, r.upper);
       }
-      if (hi > 0) _rects[p]->axis(QCPAxis::atLeft)->setRange(std::max(min_log_us, lo / 2), hi * 2);
+      if (hi > 0) _rects[p]->axis(QCPAxis::atLeft)->setRange(std::max(floor, lo / 2), hi * 2);
+      else _rects[p]->axis(QCPAxis::atLeft)->setRange(floor, floor * 1000);
       continue;
     }
     double top = 1;

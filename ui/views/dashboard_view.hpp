@@ -29,7 +29,7 @@ class DashboardView : public QWidget {
   Q_OBJECT
 
  public:
-  enum Panel { iops_panel, mib_panel, latency_panel, cpu_panel, queues_panel, panel_count };
+  enum Panel { iops_panel, mib_panel, latency_panel, cpu_panel, probes_panel, queues_panel, panel_count };
 
   DashboardView(IntervalHistory& history, EventModel& events, QWidget* parent = nullptr);
 
@@ -78,6 +78,7 @@ class DashboardView : public QWidget {
   EventModel& _events;
   QCustomPlot* _plot = nullptr;
   QCPAxisRect* _rects[panel_count] = {};
+  int _probe_graphs = 0;  // probes seen so far: each gets the next colour
   std::map<QString, QCPGraph*> _graphs;
   int _cpu_graphs = 0;
   std::vector<std::pair<double, QString>> _marker_tips;  // time, tooltip
