@@ -33,6 +33,7 @@
 #include "engine/control/settings_schema.hpp"
 #include "probes/probe_catalog.hpp"
 #include "engine/control/engine.hpp"
+#include "engine/system/topology.hpp"
 #include "support/engine_config.hpp"
 #include "ui/builtin_load.hpp"
 #include "ui/main_window.hpp"
@@ -85,6 +86,7 @@ class UiSessionTest : public QObject {
   void save_as_profile_stores_on_the_engine_side();
   void probes_panel_starts_and_stops_a_probe();
   void probe_refusal_shown_on_its_row();
+  void irq_rates_per_cpu_on_the_dashboard();
   void steering_panel_shows_queues_and_plan();
   void steering_refused_irq_write_explained();
 
@@ -522,6 +524,28 @@ void UiSessionTest::probes_panel_starts_and_stops_a_probe() {
   QTRY_VERIFY_WITH_TIMEOUT(model.find("runqlat") && !model.find("runqlat")->running, wait_ms);
   QCOMPARE(view->action_button("runqlat")->text(), QString("Start"));
   QTRY_COMPARE_WITH_TIMEOUT(_window->probe_summary(), QString("probes: off"), wait_ms);
+}
+
+// With irqload running, each CPU's softirq rate (loopback traffic raises NET_RX, timers TIMER)
+// is a dashboard series beside the engine's, and it goes quiet when the probe stops.
+void UiSessionTest::irq_rates_per_cpu_on_the_dashboard() {
+  auto* view = _window->probes();
+  auto& model = view->model();
+  QTRY_VERIFY_WITH_TIMEOUT(model.find("irqload") && !model.busy(), wait_ms);
+  if (!model.find("irqload")->available) QSKIP("irqload unavailable here");
+  view->filter_edit()->clear();
+  QTest::mouseClick(view->action_button("irqload"), Qt::LeftButton);
+  QTRY_VERIFY_WITH_TIMEOUT(model.find("irqload") && model.find("irqload")->running, wait_ms);
+  auto softirq_points = [this] {
+    int points = 0;
+    for (const auto& cpu : sys::online_cpus())
+      if (auto* g = _window->dashboard()->graph(QString("cpu%1 softirq/s").arg(cpu))) points += g->data()->size();
+    return points;
+  };
+  QTRY_VERIFY_WITH_TIMEOUT(softirq_points() > 0, wait_ms);
+  QTRY_VERIFY_WITH_TIMEOUT(_window->probe_summary().contains("irqload"), wait_ms);
+  QTest::mouseClick(view->action_button("irqload"), Qt::LeftButton);
+  QTRY_VERIFY_WITH_TIMEOUT(model.find("irqload") && !model.find("irqload")->running, wait_ms);
 }
 
 // A start the engine refuses (biolat on a disk that does not exist) is explained on its row in

@@ -7,6 +7,7 @@
 #include <QThreadPool>
 
 #include <algorithm>
+#include <map>
 
 #include "engine/stats/cpu_split.hpp"
 
@@ -53,6 +54,21 @@ QVariant IntervalHistory::headerData(int section, Qt::Orientation orientation, i
   return names[section];
 }
 
+// irqload's per-(line, CPU) counters summed per CPU: "cpuN hardirq/s", then "cpuN softirq/s".
+std::vector<std::pair<std::string, double>> cpu_irq_rates(const std::vector<stats::ProbeCounter>& counters, double secs) {
+  std::map<std::string, double> per_cpu;  // ordered: cpu0 hardirq, cpu0 softirq, cpu1 ...
+  for (const auto& c : counters) {
+    const bool hard = c.name == "hardirq_count";
+    if (!hard && c.name != "softirq_count") continue;
+    const auto at = c.labels.rfind("cpu=");
+    if (at == std::string::npos) continue;
+    per_cpu["cpu" + c.labels.substr(at + 4) + (hard ? " hardirq/s" : " softirq/s")] += static_cast<double>(c.value);
+  }
+  std::vector<std::pair<std::string, double>> out;
+  for (const auto& [name, count] : per_cpu) out.emplace_back(name, count / secs);
+  return out;
+}
+
 BuiltRow build_row(const stats::Snapshot& s) {
   BuiltRow b;
   IntervalRow& r = b.row;
@@ -81,6 +97,7 @@ BuiltRow build_row(const stats::Snapshot& s) {
   }
   for (const auto& p : s.probes)
     if (p.labels.empty()) r.probe_rates.emplace_back(p.source, static_cast<double>(p.hist.count) / secs);
+  r.cpu_irq_rates = cpu_irq_rates(s.probe_counters, secs);
   b.sources = histogram_sources(s);
   for (const auto& src : b.sources) b.log2.push_back(log2_us_rows(src.hist));
   return b;

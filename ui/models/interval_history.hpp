@@ -42,6 +42,8 @@ struct IntervalRow {
   // Per running eBPF probe: the events of its total histogram per second (runqlat: wake-ups,
   // biolat: block requests, ...), beside the engine's own series on one time axis.
   std::vector<std::pair<std::string, double>> probe_rates;
+  // While irqload runs: hard IRQs and softirqs per second on each CPU ("cpu0 hardirq/s").
+  std::vector<std::pair<std::string, double>> cpu_irq_rates;
   std::vector<std::vector<uint64_t>> log2;  // per source (source_names() order): log2_us_rows
 };
 

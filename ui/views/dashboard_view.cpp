@@ -178,6 +178,18 @@ void DashboardView::add_row(const IntervalRow& r, Points* batch) {
     if (!g) g = add_graph(probes_panel, name, _probe_graphs++ + 5);
     if (rate > 0) add(g, t, rate);  // a log axis has no zero: a gap instead
   }
+  for (const auto& [series, rate] : r.cpu_irq_rates) {
+    const QString name = QString::fromStdString(series);
+    QCPGraph* g = graph(name);
+    // A CPU's softirqs dotted in its hard IRQs' colour, so each CPU reads as one pair.
+    if (!g) {
+      const QString cpu = name.section(' ', 0, 0);
+      auto [it, fresh] = _irq_colors.try_emplace(cpu, _probe_graphs + 5);
+      if (fresh) ++_probe_graphs;
+      g = add_graph(probes_panel, name, it->second, name.endsWith("softirq/s") ? Qt::DotLine : Qt::SolidLine);
+    }
+    if (rate > 0) add(g, t, rate);
+  }
 }
 
 void DashboardView::on_appended(size_t first, size_t count) {
