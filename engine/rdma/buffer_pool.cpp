@@ -33,7 +33,10 @@ std::string BufferPool::create(ibv_pd* pd, const PoolLayout& l) {
   _data = _cqes + cqes;
   // Local write: receives and RDMA READ land here. No remote access: the target initiates
   // every transfer, so no host can touch this memory.
-  _mr = ibv_reg_mr(pd, _base, _len, IBV_ACCESS_LOCAL_WRITE);
+  // An int, not the enum: verbs.h's ibv_reg_mr macro ANDs it with another enum type, which
+  // C++20 deprecates (an error under -Werror in the sanitizer builds).
+  const int access = IBV_ACCESS_LOCAL_WRITE;
+  _mr = ibv_reg_mr(pd, _base, _len, access);
   if (!_mr)
     return "cannot register " + std::to_string(_len) + " bytes: " + std::strerror(errno) +
            (errno == ENOMEM ? " (locked-memory limit: ulimit -l)" : "");
