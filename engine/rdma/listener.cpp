@@ -204,7 +204,7 @@ void RdmaTransport::on_retire(RdmaQueue* q) {
     _queues.erase(q->cm_id());
     _registry.remove_queue(&q->stats());
     ++_counts.disconnects;
-    if (_moving.erase(q)) _moved.notify_all();
+    _move.forget(q);
   }
   delete q;
 }
@@ -218,26 +218,10 @@ std::string RdmaTransport::move_queues(exec::Executor& to, unsigned timeout_ms) 
   std::unique_lock lk(_mutex);
   exec::Executor& from = *_executor;
   _executor = &to;
-  std::vector<RdmaQueue*> snapshot;
+  std::vector<RdmaQueue*> queues;
   for (auto& [id, e] : _queues)
-    if (e.attached) snapshot.push_back(e.queue), _moving.insert(e.queue);
-  for (RdmaQueue* q : snapshot) {
-    from.release(*q, [this, &to](exec::Task& t) {
-      auto& q = static_cast<RdmaQueue&>(t);
-      q.set_executor(to);
-      std::lock_guard g(_mutex);
-      _moving.erase(&q);
-      to.attach(q);
-      _moved.notify_all();
-    });
-  }
-  if (!_moved.wait_for(lk, std::chrono::milliseconds(timeout_ms), [this] { return _moving.empty(); })) {
-    const size_t left = _moving.size();
-    _moving.clear();
-    return std::to_string(left) + " rdma queue(s) did not reach an io_work boundary in " +
-           std::to_string(timeout_ms) + " ms";
-  }
-  return {};
+    if (e.attached) queues.push_back(e.queue);
+  return _move.move(lk, from, to, queues, timeout_ms, "rdma queue");
 }
 
 TransportStats RdmaTransport::stats() const {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine/exec/executor.hpp"
+#include "engine/exec/queue_move.hpp"
 #include "engine/rdma/queue.hpp"
 
 namespace core {
@@ -72,9 +73,8 @@ class RdmaTransport {
   // Taken on connect, disconnect and switch, never per command. Recursive: a handover or a
   // retirement may run on the thread that holds it.
   mutable std::recursive_mutex _mutex;
-  std::condition_variable_any _moved;
   std::unordered_map<rdma_cm_id*, Entry> _queues;
-  std::unordered_set<RdmaQueue*> _moving;
+  exec::QueueMove<RdmaQueue> _move;  // a live switch under way
   uint64_t _next_queue_id = uint64_t{1} << 32;  // apart from TCP's numbers in the same registry
   TransportStats _counts;
 };

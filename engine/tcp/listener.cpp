@@ -243,25 +243,8 @@ std::string TcpTransport::move_queues(exec::Executor& to, unsigned timeout_ms) {
   std::unique_lock<std::recursive_mutex> lk(_mutex);
   exec::Executor& from = *_executor;
   _executor = &to;
-  _moving = _queues;
-  const auto snapshot = _queues;
-  for (TcpQueue* q : snapshot) {
-    from.release(*q, [this, &to](exec::Task& t) {
-      auto& q = static_cast<TcpQueue&>(t);
-      q.set_executor(to);
-      std::lock_guard<std::recursive_mutex> g(_mutex);
-      _moving.erase(&q);
-      to.attach(q);
-      _moved.notify_all();
-    });
-  }
-  if (!_moved.wait_for(lk, std::chrono::milliseconds(timeout_ms), [this] { return _moving.empty(); })) {
-    const size_t left = _moving.size();
-    _moving.clear();
-    return std::to_string(left) + " queue(s) did not reach an io_work boundary in " +
-           std::to_string(timeout_ms) + " ms";
-  }
-  return {};
+  const std::vector<TcpQueue*> queues(_queues.begin(), _queues.end());
+  return _move.move(lk, from, to, queues, timeout_ms, "queue");
 }
 
 void TcpTransport::on_retire(TcpQueue* q) {
@@ -270,7 +253,7 @@ void TcpTransport::on_retire(TcpQueue* q) {
     add_queue(_retired, *q);
     _queues.erase(q);
     _registry.remove_queue(&q->stats());
-    if (_moving.erase(q)) _moved.notify_all();  // closed while a switch was moving it
+    _move.forget(q);  // closed while a switch was moving it
   }
   delete q;
 }

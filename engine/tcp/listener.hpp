@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/exec/executor.hpp"
+#include "engine/exec/queue_move.hpp"
 #include "engine/tcp/queue.hpp"
 
 namespace core {
@@ -99,8 +100,7 @@ class TcpTransport {
   // Recursive: a handover or a retirement may run on the thread that holds it (an executor
   // that hands over or retires inline). Taken on connect, close and switch, never per command.
   mutable std::recursive_mutex _mutex;
-  std::condition_variable_any _moved;
-  std::unordered_set<TcpQueue*> _moving;
+  exec::QueueMove<TcpQueue> _move;  // a live switch under way
   std::unordered_set<TcpQueue*> _queues;
   // Accept thread only: queues that must complete Connect by a deadline, oldest first (one
   // timeout for all, so accept order is deadline order).

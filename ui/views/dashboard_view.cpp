@@ -172,23 +172,20 @@ void DashboardView::add_row(const IntervalRow& r, Points* batch) {
     add(g, t, w.busy_pct);
     add(graph(QString::fromStdString(w.name) + " idle-poll"), t, w.idle_poll_pct);
   }
+  // Probe rates on a log panel: a colour per probe, and per CPU for IRQ rates (its softirqs
+  // dotted in its hard IRQs' colour, so each CPU reads as one pair). No zero on a log axis: a gap.
+  auto add_rate = [&](const QString& name, const QString& colour_key, Qt::PenStyle style, double rate) {
+    QCPGraph* g = graph(name);
+    if (!g) g = add_graph(probes_panel, name, _rate_colors.try_emplace(colour_key, int(_rate_colors.size()) + 5).first->second, style);
+    if (rate > 0) add(g, t, rate);
+  };
   for (const auto& [probe, rate] : r.probe_rates) {
     const QString name = QString::fromStdString(probe) + " (eBPF)";
-    QCPGraph* g = graph(name);
-    if (!g) g = add_graph(probes_panel, name, _probe_graphs++ + 5);
-    if (rate > 0) add(g, t, rate);  // a log axis has no zero: a gap instead
+    add_rate(name, name, Qt::SolidLine, rate);
   }
   for (const auto& [series, rate] : r.cpu_irq_rates) {
     const QString name = QString::fromStdString(series);
-    QCPGraph* g = graph(name);
-    // A CPU's softirqs dotted in its hard IRQs' colour, so each CPU reads as one pair.
-    if (!g) {
-      const QString cpu = name.section(' ', 0, 0);
-      auto [it, fresh] = _irq_colors.try_emplace(cpu, _probe_graphs + 5);
-      if (fresh) ++_probe_graphs;
-      g = add_graph(probes_panel, name, it->second, name.endsWith("softirq/s") ? Qt::DotLine : Qt::SolidLine);
-    }
-    if (rate > 0) add(g, t, rate);
+    add_rate(name, name.section(' ', 0, 0), name.endsWith("softirq/s") ? Qt::DotLine : Qt::SolidLine, rate);
   }
 }
 

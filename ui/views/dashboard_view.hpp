@@ -78,8 +78,7 @@ class DashboardView : public QWidget {
   EventModel& _events;
   QCustomPlot* _plot = nullptr;
   QCPAxisRect* _rects[panel_count] = {};
-  int _probe_graphs = 0;  // probes seen so far: each gets the next colour
-  std::map<QString, int> _irq_colors;  // "cpu0" -> its colour (hard IRQs solid, softirqs dotted)
+  std::map<QString, int> _rate_colors;  // a probe series or "cpuN" -> its colour on the rate panel
   std::map<QString, QCPGraph*> _graphs;
   int _cpu_graphs = 0;
   std::vector<std::pair<double, QString>> _marker_tips;  // time, tooltip
