@@ -26,19 +26,14 @@ struct {
 } hardirqs SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, IRQLOAD_SOFTIRQS);
-	__type(key, __u32); /* vector */
-	__type(value, struct nvmt_count_time);
-} softirqs SEC(".maps");
-
-struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, MAX_IRQS);
 	__type(key, __u32);
 	__type(value, struct irqload_name);
 } irq_names SEC(".maps");
 
+/* Per CPU, so a softirq vector's count and time per CPU are its histogram's count and sum on
+ * that CPU: a softirq exit (the frequent event under network load) updates one map, not two. */
 NVMT_HIST_MAP(hists, struct irqload_hist_key, 1 + IRQLOAD_SOFTIRQS);
 
 static __always_inline void start(__u32 slot)
@@ -115,10 +110,8 @@ int BPF_PROG(irqload_soft_exit, unsigned int vec)
 	if (vec >= IRQLOAD_SOFTIRQS)
 		return 0;
 	ns = stop(1 + vec);
-	if (ns) {
-		nvmt_count_time_add(&softirqs, &vec, ns);
+	if (ns)
 		record(1 + vec, ns);
-	}
 	return 0;
 }
 

@@ -24,17 +24,11 @@ std::string softirq_name(uint32_t vec) {
   return vec < std::size(softirq_names) ? softirq_names[vec] : "vec" + std::to_string(vec);
 }
 
-// Per-CPU count/time entries as counters NAME_count and NAME_ns, one per (key, CPU) that ran.
-template <class LabelOf>
-void add_per_cpu(ProbeData& out, const char* name, int map_fd, LabelOf&& label_of) {
-  for (auto& e : drain_percpu<uint32_t, nvmt_count_time>(map_fd)) {
-    for (size_t cpu = 0; cpu < e.cpus.size(); ++cpu) {
-      if (e.cpus[cpu].count == 0) continue;
-      std::string l = label_of(e.key) + ",cpu=" + std::to_string(cpu);
-      out.counters.push_back({std::string(name) + "_count", l, e.cpus[cpu].count});
-      out.counters.push_back({std::string(name) + "_ns", std::move(l), e.cpus[cpu].ns});
-    }
-  }
+// One (key, CPU)'s events as the counters NAME_count and NAME_ns; nothing for a CPU it did not run on.
+void add_count_time(ProbeData& out, const char* name, std::string l, uint64_t count, uint64_t ns) {
+  if (count == 0) return;
+  out.counters.push_back({std::string(name) + "_count", l, count});
+  out.counters.push_back({std::string(name) + "_ns", std::move(l), ns});
 }
 
 class Irqload final : public Probe {
@@ -44,13 +38,22 @@ class Irqload final : public Probe {
   ProbeData collect() override {
     ProbeData out;
     for (auto& e : drain_percpu<irqload_hist_key, nvmt_hist>(bpf_map__fd(_skel->maps.hists))) {
-      std::string l = e.key.softirq == 0 ? "kind=hardirq" : "kind=softirq,vec=" + softirq_name(e.key.softirq - 1);
-      out.histograms.push_back({source, std::move(l), merge_cpus(e.cpus)});
+      if (e.key.softirq == 0) {
+        out.histograms.push_back({source, "kind=hardirq", merge_cpus(e.cpus)});
+        continue;
+      }
+      // A vector's per-CPU histogram is its count and time on that CPU (irqload.bpf.c keeps
+      // no second map for them).
+      std::string vec = "vec=" + softirq_name(e.key.softirq - 1);
+      for (size_t cpu = 0; cpu < e.cpus.size(); ++cpu)
+        add_count_time(out, "softirq", vec + ",cpu=" + std::to_string(cpu), e.cpus[cpu].count, e.cpus[cpu].sum_ns);
+      out.histograms.push_back({source, "kind=softirq," + vec, merge_cpus(e.cpus)});
     }
-    add_per_cpu(out, "hardirq", bpf_map__fd(_skel->maps.hardirqs),
-                [this](uint32_t irq) { return labels({{"irq", std::to_string(irq)}, {"name", irq_name(irq)}}); });
-    add_per_cpu(out, "softirq", bpf_map__fd(_skel->maps.softirqs),
-                [](uint32_t vec) { return "vec=" + softirq_name(vec); });
+    for (auto& e : drain_percpu<uint32_t, nvmt_count_time>(bpf_map__fd(_skel->maps.hardirqs))) {
+      std::string line = labels({{"irq", std::to_string(e.key)}, {"name", irq_name(e.key)}});
+      for (size_t cpu = 0; cpu < e.cpus.size(); ++cpu)
+        add_count_time(out, "hardirq", line + ",cpu=" + std::to_string(cpu), e.cpus[cpu].count, e.cpus[cpu].ns);
+    }
     return out;
   }
 

@@ -2,14 +2,16 @@
 /* socklat: entry -> exit of the socket syscalls (recvfrom, sendmsg, ...) of one process, per
  * syscall, and TCP retransmits system-wide. libbpf-tools would use syscalls:sys_enter_* (needs
  * tracefs) or fentry (refused here); the raw sys_enter/sys_exit tracepoints need neither, at
- * the price of one cheap tgid test on every syscall of the machine. */
+ * the price of one cheap tgid test on every syscall of the machine, on entry and on exit.
+ *
+ * The entry timestamp lives in task-local storage, not a hash keyed by thread: the engine
+ * issues several socket syscalls per command, and a hash update plus delete (bucket lock,
+ * freelist) on each was most of this probe's cost to the engine's IOPS. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "probes/hist.bpf.h"
 #include "probes/socklat.h"
-
-#define MAX_THREADS 4096
 
 const volatile __u32 targ_tgid = 0; /* 0 = every process */
 
@@ -21,16 +23,22 @@ struct {
 } tracked SEC(".maps");
 
 struct entered {
-	__u64 ts;
+	__u64 ts; /* 0 = no tracked syscall in flight */
 	__u32 slot;
+	__u32 pad;
 };
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, MAX_THREADS);
-	__type(key, __u32); /* thread */
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct entered);
 } inflight SEC(".maps");
+
+static __always_inline bool other_process(__u64 pid_tgid)
+{
+	return targ_tgid && (pid_tgid >> 32) != targ_tgid;
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -45,39 +53,44 @@ SEC("tp_btf/sys_enter")
 int BPF_PROG(socklat_enter, struct pt_regs *regs, long id)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 nr = id, tid = (__u32)pid_tgid, *slot;
-	struct entered e;
+	__u32 nr = id, *slot;
+	struct entered *e;
 
-	if (targ_tgid && (pid_tgid >> 32) != targ_tgid)
+	if (other_process(pid_tgid))
 		return 0;
 	if (id < 0 || id >= SOCKLAT_MAX_NR)
 		return 0;
 	slot = bpf_map_lookup_elem(&tracked, &nr);
 	if (!slot || *slot == 0)
 		return 0;
-	e.ts = bpf_ktime_get_ns();
-	e.slot = *slot - 1;
-	bpf_map_update_elem(&inflight, &tid, &e, BPF_ANY);
+	e = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!e)
+		return 0;
+	e->slot = *slot - 1;
+	e->ts = bpf_ktime_get_ns();
 	return 0;
 }
 
 SEC("tp_btf/sys_exit")
 int BPF_PROG(socklat_exit, struct pt_regs *regs, long ret)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct entered *e = bpf_map_lookup_elem(&inflight, &tid);
 	struct socklat_key key;
+	struct entered *e;
 	struct nvmt_hist *h;
 	__u64 now;
 
-	if (!e)
+	if (other_process(bpf_get_current_pid_tgid()))
+		return 0;
+	e = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0, 0);
+	if (!e || !e->ts)
 		return 0;
 	now = bpf_ktime_get_ns();
 	key.slot = e->slot;
 	h = nvmt_hist_get(&hists, &key);
 	if (h && now >= e->ts)
 		nvmt_hist_record(h, now - e->ts);
-	bpf_map_delete_elem(&inflight, &tid);
+	e->ts = 0;
 	return 0;
 }
 
