@@ -15,6 +15,10 @@
 		__type(value, struct nvmt_hist);          \
 	} map_name SEC(".maps")
 
+/* ProbeOptions::time_every - 1 (probe.hpp): an event is timed when its running count per CPU
+ * or thread has these bits clear. Probes that time every event ignore it. */
+const volatile __u32 time_mask = 0;
+
 /* The value a new key starts from (too big for the 512-byte BPF stack). */
 struct nvmt_hist nvmt_zero_hist = {};
 

@@ -2,7 +2,10 @@
 /* irqload: where interrupts land and how long they take, per CPU. Handler entry/exit of hard
  * IRQs and softirqs (tp_btf; libbpf-tools' hardirqs and softirqs use the same events, or
  * fentry on handle_irq_event_percpu, which these machines refuse). Entry and exit of a handler
- * run on one CPU and hard IRQs do not nest, so start times are per-CPU array slots. */
+ * run on one CPU and hard IRQs do not nest, so start times are per-CPU array slots.
+ *
+ * Softirqs come about once per I/O under network load: each is counted, but only 1 in
+ * time_mask + 1 per CPU and vector is timed (two clock reads cost more than all the rest). */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -32,8 +35,15 @@ struct {
 	__type(value, struct irqload_name);
 } irq_names SEC(".maps");
 
-/* Per CPU, so a softirq vector's count and time per CPU are its histogram's count and sum on
- * that CPU: a softirq exit (the frequent event under network load) updates one map, not two. */
+/* Per CPU, so a softirq vector's time per CPU is its histogram's sum on that CPU scaled to
+ * softirq_counts: a timed softirq exit updates one map, not two. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, IRQLOAD_SOFTIRQS);
+	__type(key, __u32); /* vector */
+	__type(value, __u64);
+} softirq_counts SEC(".maps");
+
 NVMT_HIST_MAP(hists, struct irqload_hist_key, 1 + IRQLOAD_SOFTIRQS);
 
 static __always_inline void start(__u32 slot)
@@ -97,7 +107,12 @@ int BPF_PROG(irqload_hard_exit, int irq)
 SEC("tp_btf/softirq_entry")
 int BPF_PROG(irqload_soft_entry, unsigned int vec)
 {
-	if (vec < IRQLOAD_SOFTIRQS)
+	__u64 *n;
+
+	if (vec >= IRQLOAD_SOFTIRQS)
+		return 0;
+	n = bpf_map_lookup_elem(&softirq_counts, &vec);
+	if (n && (++*n & time_mask) == 0)
 		start(1 + vec);
 	return 0;
 }

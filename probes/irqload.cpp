@@ -37,17 +37,25 @@ class Irqload final : public Probe {
 
   ProbeData collect() override {
     ProbeData out;
+    std::map<uint32_t, std::vector<nvmt_hist>> timed;  // per vector, per CPU
     for (auto& e : drain_percpu<irqload_hist_key, nvmt_hist>(bpf_map__fd(_skel->maps.hists))) {
       if (e.key.softirq == 0) {
         out.histograms.push_back({source, "kind=hardirq", merge_cpus(e.cpus)});
         continue;
       }
-      // A vector's per-CPU histogram is its count and time on that CPU (irqload.bpf.c keeps
-      // no second map for them).
-      std::string vec = "vec=" + softirq_name(e.key.softirq - 1);
-      for (size_t cpu = 0; cpu < e.cpus.size(); ++cpu)
-        add_count_time(out, "softirq", vec + ",cpu=" + std::to_string(cpu), e.cpus[cpu].count, e.cpus[cpu].sum_ns);
-      out.histograms.push_back({source, "kind=softirq," + vec, merge_cpus(e.cpus)});
+      out.histograms.push_back({source, "kind=softirq,vec=" + softirq_name(e.key.softirq - 1), merge_cpus(e.cpus)});
+      timed[e.key.softirq - 1] = std::move(e.cpus);
+    }
+    // Every softirq is counted; its time per CPU is the timed ones' mean times that count.
+    for (uint32_t vec = 0; vec < IRQLOAD_SOFTIRQS; ++vec) {
+      std::vector<uint64_t> counts = take_percpu_array<uint64_t>(bpf_map__fd(_skel->maps.softirq_counts), vec);
+      for (size_t cpu = 0; cpu < counts.size(); ++cpu) {
+        const auto it = timed.find(vec);
+        const nvmt_hist* h = it != timed.end() && cpu < it->second.size() ? &it->second[cpu] : nullptr;
+        const double mean = h && h->count ? static_cast<double>(h->sum_ns) / static_cast<double>(h->count) : 0.0;
+        add_count_time(out, "softirq", "vec=" + softirq_name(vec) + ",cpu=" + std::to_string(cpu), counts[cpu],
+                       static_cast<uint64_t>(mean * static_cast<double>(counts[cpu])));
+      }
     }
     for (auto& e : drain_percpu<uint32_t, nvmt_count_time>(bpf_map__fd(_skel->maps.hardirqs))) {
       std::string line = labels({{"irq", std::to_string(e.key)}, {"name", irq_name(e.key)}});
@@ -74,8 +82,10 @@ class Irqload final : public Probe {
 
 }  // namespace
 
-std::unique_ptr<Probe> load_irqload(const ProbeOptions&, std::string& error) {
-  auto skel = open_load_attach(source, NVMT_SKELETON_OPS(irqload), [](irqload_bpf&) {}, error);
+std::unique_ptr<Probe> load_irqload(const ProbeOptions& options, std::string& error) {
+  auto skel = open_load_attach(source, NVMT_SKELETON_OPS(irqload), [&](irqload_bpf& s) {
+    s.rodata->time_mask = time_mask(options);
+  }, error);
   if (!skel) return nullptr;
   return std::make_unique<Irqload>(std::move(skel));
 }

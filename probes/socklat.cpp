@@ -36,10 +36,13 @@ class Socklat final : public Probe {
     ProbeData out;
     for (auto& e : drain_percpu<socklat_key, nvmt_hist>(bpf_map__fd(_skel->maps.hists))) {
       if (e.key.slot >= std::size(syscalls)) continue;
-      std::string l = labels({{"syscall", syscalls[e.key.slot].name}});
-      stats::HistogramData h = merge_cpus(e.cpus);
-      out.counters.push_back({"syscall_count", l, h.count});
-      out.histograms.push_back({source, std::move(l), std::move(h)});
+      out.histograms.push_back({source, labels({{"syscall", syscalls[e.key.slot].name}}), merge_cpus(e.cpus)});
+    }
+    // Every call, timed or not (socklat.bpf.c times a sample).
+    for (uint32_t slot = 0; slot < std::size(syscalls); ++slot) {
+      uint64_t calls = 0;
+      for (uint64_t n : take_percpu_array<uint64_t>(bpf_map__fd(_skel->maps.counts), slot)) calls += n;
+      if (calls) out.counters.push_back({"syscall_count", labels({{"syscall", syscalls[slot].name}}), calls});
     }
     uint64_t retransmits = 0;
     for (uint64_t n : take_percpu_array<uint64_t>(bpf_map__fd(_skel->maps.retransmits), 0)) retransmits += n;
@@ -56,6 +59,7 @@ class Socklat final : public Probe {
 std::unique_ptr<Probe> load_socklat(const ProbeOptions& options, std::string& error) {
   auto skel = open_load_attach(source, NVMT_SKELETON_OPS(socklat), [&](socklat_bpf& s) {
     s.rodata->targ_tgid = static_cast<__u32>(options.tgid);
+    s.rodata->time_mask = time_mask(options);
   }, error);
   if (!skel) return nullptr;
   for (uint32_t slot = 0; slot < std::size(syscalls); ++slot) {

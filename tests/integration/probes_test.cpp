@@ -24,6 +24,7 @@
 
 #include <gtest/gtest.h>
 
+#include "probes/bpf_maps.hpp"
 #include "probes/bpf_support.hpp"
 #include "probes/probe_catalog.hpp"
 #include "support/loop_device.hpp"
@@ -235,7 +236,8 @@ void loopback_pingpong(int rounds) {
 
 TEST(ProbesTest, SocklatCountsThisProcessesSocketCalls) {
   REQUIRE_TRACING();
-  auto probe = load("socklat", {static_cast<int>(getpid()), {}, true, {}});
+  probes::ProbeOptions every{static_cast<int>(getpid()), {}, true, {}, {}, 1};
+  auto probe = load("socklat", every);
   ASSERT_TRUE(probe);
   probe->collect();
   std::this_thread::sleep_for(200ms);
@@ -251,9 +253,29 @@ TEST(ProbesTest, SocklatCountsThisProcessesSocketCalls) {
   EXPECT_EQ(counter(busy, "syscall_count", "syscall=recvfrom"), count_of(busy, "syscall=recvfrom"));
 }
 
+// By default only 1 in default_time_every calls is timed, per CPU: the count stays exact, the
+// histogram holds about that share of the calls (rounding per CPU and syscall aside).
+TEST(ProbesTest, SocklatTimesASampleAndCountsEveryCall) {
+  REQUIRE_TRACING();
+  auto probe = load("socklat", {static_cast<int>(getpid()), {}, true, {}});
+  ASSERT_TRUE(probe);
+  probe->collect();
+  constexpr int rounds = 2000;
+  loopback_pingpong(rounds);
+  const probes::ProbeData busy = probe->collect();
+  const uint64_t calls = counter(busy, "syscall_count", "syscall=recvfrom");
+  const uint64_t timed = count_of(busy, "syscall=recvfrom");
+  EXPECT_GE(calls, 2u * rounds);
+  const uint64_t n = probes::default_time_every, slack = 2 * probes::possible_cpus();
+  EXPECT_GE(timed + slack, calls / n) << calls << " calls";
+  EXPECT_LE(timed, calls / n + slack) << calls << " calls";
+}
+
 TEST(ProbesTest, IrqloadSeesLoopbackSoftirqs) {
   REQUIRE_TRACING();
-  auto probe = load("irqload");
+  probes::ProbeOptions every;
+  every.time_every = 1;
+  auto probe = load("irqload", every);
   ASSERT_TRUE(probe);
   probe->collect();
   std::this_thread::sleep_for(300ms);
