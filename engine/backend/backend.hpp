@@ -26,6 +26,10 @@ struct Io {
   uint64_t offset = 0;     // bytes
   uint32_t length = 0;     // bytes
   uint8_t* buf = nullptr;  // read/write data
+  // read: the caller can send the data from the backend's own memory. A backend that holds
+  // the blocks in memory (RAM) then points lent at them instead of copying them into buf.
+  bool may_lend = false;
+  const uint8_t* lent = nullptr;
   int result = 0;          // 0 on success, else -errno; set before completion
   uint64_t submit_ns = 0;  // for backend latency statistics
   void* owner = nullptr;   // the core request this Io belongs to

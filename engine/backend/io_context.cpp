@@ -180,10 +180,6 @@ void IoContext::flush_submissions() {
 
 unsigned IoContext::reap(unsigned max, const std::function<void(Io&)>& done) {
   if (_ring == nullptr) return 0;
-  // Drain the counter first: a completion posted after this read signals it again.
-  // EAGAIN only means nothing was signalled.
-  uint64_t counter;
-  [[maybe_unused]] ssize_t drained = read(_event_fd, &counter, sizeof counter);
   unsigned count = 0;
   Io* ios[reap_batch];
   while (count < max) {
@@ -194,10 +190,17 @@ unsigned IoContext::reap(unsigned max, const std::function<void(Io&)>& done) {
     for (unsigned i = 0; i < got; ++i) done(*ios[i]);
     count += got;
   }
-  // Budget exhausted with completions left: the eventfd was drained above, so re-signal it,
-  // otherwise an epoll-driven executor would never come back for them.
-  if (count == max && io_uring_cq_ready(_ring) > 0) eventfd_write(_event_fd, 1);
+  // Budget exhausted with completions left: the caller made progress and runs again (it does
+  // not go idle), so nothing needs re-signalling.
   return count;
+}
+
+bool IoContext::consume_notifications() {
+  if (_ring == nullptr) return false;
+  // EAGAIN only means nothing was signalled.
+  uint64_t counter;
+  [[maybe_unused]] ssize_t drained = read(_event_fd, &counter, sizeof counter);
+  return io_uring_cq_ready(_ring) > 0;
 }
 
 }  // namespace backend

@@ -44,6 +44,9 @@ bool start_io(SubmissionQueue& sq, Request& req, IoOp op, uint64_t offset, uint3
   io.offset = offset;
   io.length = len;
   io.buf = buf;
+  // Only the plain read's data goes straight to the host (Compare reads to compare).
+  io.may_lend = op == IoOp::read && buf == req.buf && sq.transport().sends_lent_data();
+  io.lent = nullptr;
   io.fua = op == IoOp::write && req.sqe.fua();
   io.result = 0;
   io.owner = &req;

@@ -33,12 +33,18 @@ struct Request {
   uint32_t response_len = 0;
 
   SubmissionQueue* sq = nullptr;
-  Namespace* ns = nullptr;  // NVM commands: held (ns_hold) from prepare until complete
+  // NVM commands: held (ns_hold) from prepare until complete, or for a lent read until the
+  // transport has sent the data (SubmissionQueue::release_data).
+  Namespace* ns = nullptr;
   NsHold ns_hold;
   backend::Io io;
   uint32_t step = 0;        // multi-step commands (DSM ranges, Compare)
   uint64_t step_offset = 0; // bytes of the current step already done
   uint64_t start_ns = 0;    // when the capsule was complete, for command latency
+
+  // The response data (response_len bytes): buf, or the backend's memory when a read was
+  // lent (backend::Io::lent; the transport must say sends_lent_data()).
+  const uint8_t* data() const { return io.lent ? io.lent : buf; }
 };
 
 }  // namespace core

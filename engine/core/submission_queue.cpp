@@ -58,7 +58,8 @@ nvme::Status SubmissionQueue::prepare(Request& req) {
   req.response_len = 0;
   req.step = 0;
   req.step_offset = 0;
-  NamespaceTable::release(req.ns_hold);  // none: complete() dropped it (a slot never leaks one)
+  release_data(req);  // none: complete() or the transport dropped it (a slot never leaks one)
+  req.io.lent = nullptr;  // admin commands never start an Io: no stale lent data
   req.ns = nullptr;
   req.cqe = nvme::Cqe{};
   if (req.sqe.fuse() != 0) return nvme::status::invalid_field.at(1);
@@ -103,14 +104,20 @@ void SubmissionQueue::fill_cqe(Request& req, nvme::Status st) {
 // is free then never has more commands outstanding than the queue has slots; advancing on
 // arrival let it refill the whole SQ while earlier commands still held theirs.
 void SubmissionQueue::complete(Request& req, nvme::Status st) {
-  if (req.ns_hold.table) {  // the backend is done with it: the namespace may be freed now
-    NamespaceTable::release(req.ns_hold);
-    req.ns = nullptr;
-  }
+  // The backend is done with the namespace, and so is the transport unless it is to send
+  // lent data: the namespace may be freed once the hold is gone.
+  if (!st.ok()) req.io.lent = nullptr;
+  if (!req.io.lent) release_data(req);
   if (!st.ok()) _counters.errors.add();
   advance_sqhd();
   fill_cqe(req, st);
   _transport.complete(req);
+}
+
+void SubmissionQueue::release_data(Request& req) {
+  if (!req.ns_hold.table) return;
+  NamespaceTable::release(req.ns_hold);
+  req.ns = nullptr;
 }
 
 void SubmissionQueue::on_backend_done(backend::Io& io) {

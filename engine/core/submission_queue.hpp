@@ -49,6 +49,9 @@ class SubmissionQueue {
   void execute(Request& req);
   // The one way a command ends.
   void complete(Request& req, nvme::Status st);
+  // The transport no longer reads req's response data (sent, or the queue is going away):
+  // a lent read's namespace hold ends. Idempotent.
+  void release_data(Request& req);
   // The transport sent req's response: its submit-to-completion time goes to the queue's read,
   // write (I/O queues) or other histogram and to the cmd_complete USDT point, keyed by the
   // transport's queue (queue, as its queue_wait_end point names it). A command that failed

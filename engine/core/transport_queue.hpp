@@ -41,6 +41,9 @@ class TransportQueue {
   // The transport takes Keyed SGL Data Block descriptors (RDMA): Identify Controller SGLS bit 2,
   // which the Linux RDMA host requires.
   virtual bool keyed_sgls() const { return false; }
+  // The queue sends a read's data from Request::data() and calls SubmissionQueue::
+  // release_data() once it no longer reads it: the backend may then lend its memory.
+  virtual bool sends_lent_data() const { return false; }
 };
 
 }  // namespace core

@@ -62,6 +62,11 @@ class Task {
   // send) and only the socket draining will let it go on. Executors that re-arm fds one-shot
   // arm EPOLLOUT exactly then; an idle task whose socket is writable must not be woken by it.
   bool exec_tx_blocked = false;
+  // Set at attach by executors that re-arm fds level-triggered (multi-worker unbound pods,
+  // EPOLLONESHOT): such a re-arm fires at once for a completion eventfd whose count is
+  // non-zero, so io_work must consume the count before it reports idle. Edge-triggered
+  // watchers never need that read, and it is a syscall per pass.
+  bool exec_level_rearm = false;
 };
 
 // Monotonic nanoseconds, the clock of every latency and wait measurement in the engine.

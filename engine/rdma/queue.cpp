@@ -177,7 +177,7 @@ exec::Progress RdmaQueue::io_work() {
     on_completion(wc);
     return exec::Progress::more;
   }
-  return exec::Progress::idle;
+  return exec_level_rearm && _ioctx.consume_notifications() ? exec::Progress::more : exec::Progress::idle;
 }
 
 void RdmaQueue::retire() {

@@ -69,6 +69,8 @@ TcpQueue::TcpQueue(int fd, std::string peer, core::Target& target, exec::Executo
 }
 
 TcpQueue::~TcpQueue() {
+  // Lent reads still queued for a peer that is gone hold their namespaces: let them go.
+  for (uint32_t i = 0; i < _ncmds; ++i) _sq.release_data(_cmds[i].req);
   _usock.reset();  // cancels by fd: before the close
   if (_fd >= 0) ::close(_fd);
 }
@@ -135,6 +137,7 @@ TcpQueue::Command* TcpQueue::alloc_command() {
 }
 
 void TcpQueue::free_command(Command& c) {
+  _sq.release_data(c.req);  // its data, if lent, is in the socket now
   set_state(c, CmdState::free);
   if (&c != _boot.get()) _free.push_back(c.index);
 }
@@ -231,6 +234,9 @@ exec::Progress TcpQueue::pass(unsigned max_rx_pdus) {
     if (_budgets.bytes_per_pass && _pass_bytes >= _budgets.bytes_per_pass) break;
     if (deadline && exec::monotonic_ns() >= deadline) break;
   }
+  // What the last round queued after its flush (io_uring: the POLLOUT poll a short send
+  // arms) must reach the kernel before the queue sleeps, or nothing would wake it.
+  _ioctx.flush_submissions();
   exec_did_work = ops > 0;
   if (!_identified && _sq.connected()) identify();
   if (!_ring_watched && _ioctx.notify_fd() >= 0) {
@@ -245,7 +251,8 @@ exec::Progress TcpQueue::pass(unsigned max_rx_pdus) {
   }
   const bool buffered =
       (_rx_tail > _rx_head || (_usock && _usock->buffered()) || !_deferred.empty()) && !_closing;
-  return (progress || buffered) ? exec::Progress::more : exec::Progress::idle;
+  if (progress || buffered) return exec::Progress::more;
+  return exec_level_rearm && _ioctx.consume_notifications() ? exec::Progress::more : exec::Progress::idle;
 }
 
 void TcpQueue::retire() {

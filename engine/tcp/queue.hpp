@@ -102,6 +102,9 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   backend::IoContext& io_context() override { return _ioctx; }
   void kick() override;
   uint32_t in_capsule_size() const override;
+  // Reads go out of Request::data() by sendmsg, which copies: lent memory is released in
+  // free_command(), once the response (after the data) is in the socket.
+  bool sends_lent_data() const override { return true; }
   bool size_for(uint32_t entries) override;
   bool defer(core::Request& req) override;
   const char* peer() const override { return _peer.c_str(); }

@@ -65,10 +65,11 @@ void TcpQueue::complete(core::Request& req) {
     DataHeader h{req.sqe.cid(), 0, 0, req.response_len};
     TxItem it;
     it.iov[0] = {cmd.c2h_hdr.data(), write_c2h_data(cmd.c2h_hdr, h, flags, digests(), _hpda)};
-    it.iov[1] = {req.buf, req.response_len};
+    // Lent reads are sent from the namespace's memory (see Request::data()).
+    it.iov[1] = {const_cast<uint8_t*>(req.data()), req.response_len};
     it.niov = 2;
     if (_neg.ddgst) {
-      nvme::put_le<uint32_t>(cmd.ddgst.data(), 0, crc32c(req.buf, req.response_len));
+      nvme::put_le<uint32_t>(cmd.ddgst.data(), 0, crc32c(req.data(), req.response_len));
       it.iov[2] = {cmd.ddgst.data(), digest_len};
       it.niov = 3;
     }

@@ -40,7 +40,10 @@ bool RamBackend::submit(IoContext& ctx, Io& io) {
   }
   switch (io.op) {
     case IoOp::read:
-      std::memcpy(io.buf, _memory + io.offset, io.length);
+      // Lent: the transport sends from the namespace itself (no copy of 4k..MDTS per read);
+      // the command's namespace hold keeps the memory alive until the data is sent.
+      if (io.may_lend) io.lent = _memory + io.offset;
+      else std::memcpy(io.buf, _memory + io.offset, io.length);
       break;
     case IoOp::write:
       std::memcpy(_memory + io.offset, io.buf, io.length);

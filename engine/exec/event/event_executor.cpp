@@ -600,6 +600,7 @@ void EventExecutor::attach(Task& task) {
   // Executor::release) and sits on no list; drop the token here, before the worker can have
   // taken any kick for it: clearing it later could hand out a second token for a task already
   // on the remote list. The first run after attach covers any kick dropped during the move.
+  task.exec_level_rearm = false;
   task.exec_scheduled.store(false, std::memory_order_release);
   if (!_workers[index]->enqueue_attach(task)) task.retire();  // already stopped
 }

@@ -419,6 +419,7 @@ void InlineExecutor::attach(Task& task) {
     task.retire();
     return;
   }
+  task.exec_level_rearm = false;
   task.exec_scheduled.store(false, std::memory_order_relaxed);
   Slot& s = _slots->allocate();
   s.task = &task;

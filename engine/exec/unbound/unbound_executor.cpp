@@ -463,6 +463,7 @@ void UnboundExecutor::attach(Task& task) {
   s.release_requested.store(false, std::memory_order_relaxed);
   s.armed_out = 0;
   task.exec_worker = int(s.index);
+  task.exec_level_rearm = _pods[s.pod]->shared();
   _attached.push_back(&task);
   s.state.store(slots::running, std::memory_order_release);  // ours: it runs once
   unbound::Pod& pod = *_pods[s.pod];

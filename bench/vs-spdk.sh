@@ -1,0 +1,223 @@
+#!/usr/bin/env bash
+# nvmetune vs SPDK nvmf_tgt on one target core, both driven by the same initiator
+# (spdk_nvme_perf) on another core, over loopback TCP. Each target serves one 1 GiB RAM
+# namespace of 4096-byte blocks (SPDK: malloc bdev; nvmetune: RAM backend, populated), written
+# once before anything is read. Variants alternate A B C ... in every round; each measured
+# run starts its target afresh. Prints a table (medians, min-max, ratios to SPDK posix, CPU µs
+# and syscalls per I/O). Never fails on the numbers. Needs root (hugepages, perf).
+# Usage: bench/vs-spdk.sh SPDK_DIR [PATH/TO/nvmetune]      (bench/README.md, "vs SPDK")
+set -uo pipefail
+
+spdk=${1:?usage: bench/vs-spdk.sh SPDK_DIR [nvmetune]}
+bin=${2:-${NVMETUNE:-nvmetune}}
+rounds=${ROUNDS:-3}
+time_s=${TIME:-5}
+ramp_s=${RAMP:-1}
+target_cpu=${TARGET_CPU:-0}
+perf_cpu=${PERF_CPU:-1}
+port=${PORT:-4420}
+size_mib=${SIZE_MIB:-1024}
+# nvmetune variants are MODE or MODE+io_uring; spdk-posix and spdk-uring are SPDK's sock modules.
+variants=${VARIANTS:-"spdk-posix spdk-uring bound bound+io_uring poll poll+io_uring"}
+workloads=${WORKLOADS:-"4k-randread-qd32 4k-randread-qd1 4k-randwrite-qd32 128k-read-qd8"}
+# The syscall count needs the raw_syscalls tracepoint, which slows every syscall on the machine:
+# it is taken in one extra run per variant and workload, after the measured rounds.
+count_syscalls=${SYSCALLS:-1}
+out_dir=${OUT:-$(mktemp -d /tmp/nvmetune-vs-spdk.XXXXXX)}
+mkdir -p "$out_dir"
+nqn=nqn.2026-12.io.nvmetune:vs-spdk
+
+die() { echo "vs-spdk: $*" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || die "needs root (hugepages for SPDK, perf for the syscall counts)"
+[ -x "$spdk/build/bin/nvmf_tgt" ] && [ -x "$spdk/build/bin/spdk_nvme_perf" ] ||
+  die "no nvmf_tgt/spdk_nvme_perf under $spdk/build/bin (../shared/tools/build-spdk.sh builds them)"
+command -v "$bin" >/dev/null || [ -x "$bin" ] || die "no nvmetune binary: $bin"
+if [ -n "$(ss -Hltn "sport = :$port" 2>/dev/null)" ]; then die "port $port is in use: PORT=N picks another"; fi
+[ "$count_syscalls" = 0 ] || command -v perf >/dev/null || die "perf not found (apt install linux-perf) or SYSCALLS=0"
+export LD_LIBRARY_PATH=$spdk/build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+rpc() { PATH=/usr/bin:$PATH python3 "$spdk/scripts/rpc.py" -t 10 "$@" >>"$out_dir/rpc.log" 2>&1; }
+mask() { printf '0x%x' $((1 << $1)); }
+
+# Hugepages for SPDK (the malloc bdev, both processes' pools): raised for the run, restored after.
+old_huge=$(cat /proc/sys/vm/nr_hugepages)
+want_huge=$(( (size_mib + 2048) / 2 ))
+tpid=
+cleanup() {
+  if [ -n "$tpid" ]; then kill "$tpid" 2>/dev/null; wait "$tpid" 2>/dev/null; fi
+  echo "$old_huge" >/proc/sys/vm/nr_hugepages
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+[ "$old_huge" -ge "$want_huge" ] || echo "$want_huge" >/proc/sys/vm/nr_hugepages
+grep -q hugetlbfs /proc/mounts || { mkdir -p /dev/hugepages && mount -t hugetlbfs nodev /dev/hugepages; } ||
+  die "cannot mount hugetlbfs"
+
+wait_listening() {  # until the target listens on $port, or it died
+  for _ in $(seq 200); do
+    [ -n "$(ss -Hltn "sport = :$port" 2>/dev/null)" ] && return 0
+    kill -0 "$tpid" 2>/dev/null || return 1
+    sleep 0.05
+  done
+  return 1
+}
+
+start_spdk() {  # start_spdk posix|uring
+  taskset -c "$target_cpu" "$spdk/build/bin/nvmf_tgt" -m "$(mask "$target_cpu")" -s $((size_mib + 1024)) \
+    --wait-for-rpc >"$out_dir/nvmf_tgt.log" 2>&1 &
+  tpid=$!
+  for _ in $(seq 100); do rpc spdk_get_version && break; kill -0 "$tpid" 2>/dev/null || return 1; sleep 0.1; done
+  rpc sock_set_default_impl -i "$1" && rpc framework_start_init && rpc nvmf_create_transport -t TCP &&
+    rpc bdev_malloc_create -b M0 "$size_mib" 4096 &&
+    rpc nvmf_create_subsystem "$nqn" -a -s NVMETUNE00000001 && rpc nvmf_subsystem_add_ns "$nqn" M0 &&
+    rpc nvmf_subsystem_add_listener "$nqn" -t tcp -a 127.0.0.1 -s "$port" && wait_listening
+}
+
+start_nvmetune() {  # start_nvmetune MODE[+MECHANISM]
+  local mode=${1%%+*} mech=epoll threading
+  [[ $1 == *+* ]] && mech=${1#*+}
+  if [ "$mode" = poll ]; then
+    threading="{\"mode\": \"poll\", \"threads\": 1, \"first_core\": $target_cpu, \"io_mechanism\": \"$mech\"}"
+  else
+    threading="{\"mode\": \"$mode\", \"cpumask\": \"$target_cpu\", \"threads\": 1, \"io_mechanism\": \"$mech\"}"
+  fi
+  cat >"$out_dir/nvmetune.json" <<JSON
+{
+  "listeners": [{"trtype": "tcp", "traddr": "127.0.0.1", "trsvcid": "$port"}],
+  "subsystems": [{"nqn": "$nqn", "allow_any_host": true,
+                  "namespaces": [{"nsid": 1, "backend": "ram", "size": "${size_mib}MiB", "block_size": 4096,
+                                  "populate": true}]}],
+  "threading": $threading
+}
+JSON
+  taskset -c "$target_cpu" "$bin" serve --config "$out_dir/nvmetune.json" \
+    --control-socket "$out_dir/ctl.sock" >"$out_dir/serve.log" 2>&1 &
+  tpid=$!
+  wait_listening
+}
+
+stop_target() {
+  [ -n "$tpid" ] || return 0
+  kill "$tpid" 2>/dev/null
+  for _ in $(seq 40); do kill -0 "$tpid" 2>/dev/null || break; sleep 0.1; done
+  kill -9 "$tpid" 2>/dev/null
+  wait "$tpid" 2>/dev/null
+  tpid=
+}
+
+perf_args() {  # perf_args WORKLOAD -> spdk_nvme_perf's -q -o -w
+  case $1 in
+    4k-randread-qd32) echo "-q 32 -o 4096 -w randread" ;;
+    4k-randread-qd1) echo "-q 1 -o 4096 -w randread" ;;
+    4k-randwrite-qd32) echo "-q 32 -o 4096 -w randwrite" ;;
+    128k-read-qd8) echo "-q 8 -o 131072 -w read" ;;
+    *) return 1 ;;
+  esac
+}
+
+run_perf() {  # run_perf OUTFILE SECONDS ARGS...: spdk_nvme_perf on $perf_cpu against the target
+  local out=$1 t=$2
+  shift 2
+  # shellcheck disable=SC2068
+  taskset -c "$perf_cpu" "$spdk/build/bin/spdk_nvme_perf" -c "$(mask "$perf_cpu")" -t "$t" $@ \
+    -r "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:$port subnqn:$nqn" >"$out" 2>&1
+}
+
+# Every block written once, so reads read RAM the target owns (not the zero page), on both.
+write_once() { run_perf "$out_dir/fill.txt" 60 -q 8 -o 131072 -w write -n 1 --number-ios $((size_mib * 8)); }
+# The measured window is the run minus its ramp; CPU from /proc/PID/stat over the same window.
+ticks() { awk '{print $14, $15}' "/proc/$1/stat" 2>/dev/null || echo "nan nan"; }
+
+results=$out_dir/results.tsv
+printf 'round\tvariant\tworkload\tiops\tmibs\tavg_us\tp99_us\tutime_s\tstime_s\twindow_s\tsyscalls\n' >"$results"
+hz=$(getconf CLK_TCK)
+echo "nvmetune vs SPDK: targets on CPU $target_cpu, spdk_nvme_perf on CPU $perf_cpu, port $port," \
+     "${size_mib} MiB RAM namespaces (4096-byte blocks, written once), $rounds rounds of [$variants]," \
+     "${time_s}s per run after ${ramp_s}s; raw results in $out_dir"
+
+measure() {  # measure ROUND VARIANT WORKLOAD [syscalls]
+  local round=$1 v=$2 w=$3 txt=$out_dir/r$1-$2-$3.txt args t0 t1 sc=nan
+  [ "$round" = syscalls ] && txt=$out_dir/syscalls-$v-$w.txt
+  args=$(perf_args "$w") || { echo "unknown workload $w" >&2; return 1; }
+  # shellcheck disable=SC2086
+  run_perf "$txt" $((time_s + ramp_s)) $args -L &
+  local p=$!
+  sleep "$ramp_s"
+  t0=$(ticks "$tpid")
+  if [ "$round" = syscalls ]; then
+    sc=$(perf stat -x, -e raw_syscalls:sys_enter -p "$tpid" -- sleep $((time_s - 1)) 2>&1 | awk -F, '/raw_syscalls/ {print $1}')
+  else
+    sleep $((time_s - 1))
+  fi
+  t1=$(ticks "$tpid")
+  wait "$p"
+  python3 - "$txt" "$round" "$v" "$w" "$t0" "$t1" "$hz" $((time_s - 1)) "$sc" >>"$results" <<'PY'
+import re, sys
+f, rnd, v, w, t0, t1, hz, win, sc = sys.argv[1:]
+text = open(f, errors="replace").read()
+# spdk_nvme_perf: "Total : IOPS MiB/s Average min max" (latencies in us), and with -L the
+# "Summary latency data" percentile lines of the one namespace.
+m = re.search(r"^Total\s*:\s*([\d.]+)\s+([\d.]+)\s+([\d.]+)", text, re.M)
+p99 = re.search(r"^\s*99\.00000%\s*:\s*([\d.]+)us", text, re.M)
+iops, mibs, avg = (float(x) for x in m.groups()) if m else (0.0, 0.0, 0.0)
+u0, s0 = t0.split(); u1, s1 = t1.split()
+ut = (float(u1) - float(u0)) / float(hz); st = (float(s1) - float(s0)) / float(hz)
+print(f"{rnd}\t{v}\t{w}\t{iops:.0f}\t{mibs:.1f}\t{avg:.1f}\t{float(p99.group(1)) if p99 else float('nan'):.1f}"
+      f"\t{ut:.2f}\t{st:.2f}\t{win}\t{sc or 'nan'}")
+PY
+  tail -1 "$results" | awk -F'\t' '{printf "  %-8s %-15s %-18s %9s IOPS %8s MiB/s avg %7sus p99 %7sus\n", $1,$2,$3,$4,$5,$6,$7}'
+}
+
+run_variant() {  # run_variant ROUND VARIANT: a fresh target, written once, then every workload
+  local round=$1 v=$2 w ok
+  case $v in
+    spdk-*) start_spdk "${v#spdk-}"; ok=$? ;;
+    *) start_nvmetune "$v"; ok=$? ;;
+  esac
+  if [ "$ok" -ne 0 ]; then
+    echo "  $v did not start (logs in $out_dir)" >&2
+    stop_target
+    return
+  fi
+  write_once || echo "  $v: write pass failed: $(tail -2 "$out_dir/fill.txt")" >&2
+  for w in $workloads; do measure "$round" "$v" "$w"; done
+  stop_target
+}
+
+for round in $(seq "$rounds"); do
+  for v in $variants; do run_variant "$round" "$v"; done
+done
+if [ "$count_syscalls" != 0 ]; then
+  echo "syscall counts (one extra run each, raw_syscalls traced: not in the IOPS figures)"
+  for v in $variants; do run_variant syscalls "$v"; done
+fi
+
+python3 - "$results" "$variants" "$workloads" <<'PY'
+import math, statistics, sys
+res, variants, workloads = sys.argv[1], sys.argv[2].split(), sys.argv[3].split()
+rows = [l.rstrip("\n").split("\t") for l in open(res)][1:]
+def cell(v, w, measured=True):
+    return [r for r in rows if r[1] == v and r[2] == w and (r[0] != "syscalls") == measured and float(r[3]) > 0]
+def med(xs):
+    xs = [x for x in xs if not math.isnan(x)]
+    return statistics.median(xs) if xs else float("nan")
+base = "spdk-posix" if "spdk-posix" in variants else variants[0]
+print()
+print(f"{'workload':<18} {'variant':<15} {'IOPS median':>11} {'min-max':>17} {'MiB/s':>8} {'avg us':>7} {'p99 us':>7}"
+      f" {'vs ' + base:>15} {'CPU us/IO':>9} {'usr/sys':>9} {'syscalls/IO':>11}")
+for w in workloads:
+    b = med([float(r[3]) for r in cell(base, w)])
+    for v in variants:
+        rs = cell(v, w)
+        if not rs:
+            print(f"{w:<18} {v:<15} {'no result':>11}")
+            continue
+        iops = [float(r[3]) for r in rs]
+        m = med(iops)
+        # CPU per I/O over the measured window: (utime + stime) / (IOPS x window).
+        cpu = [(float(r[7]) + float(r[8])) * 1e6 / (float(r[3]) * float(r[9])) for r in rs]
+        usr = sum(float(r[7]) for r in rs) / max(sum(float(r[7]) + float(r[8]) for r in rs), 1e-9)
+        sc = [float(r[10]) / (float(r[3]) * float(r[9])) for r in cell(v, w, False) if r[10] != "nan"]
+        print(f"{w:<18} {v:<15} {m:>11.0f} {min(iops):>8.0f}-{max(iops):<8.0f} {med([float(r[4]) for r in rs]):>8.1f}"
+              f" {med([float(r[5]) for r in rs]):>7.1f} {med([float(r[6]) for r in rs]):>7.1f} {m / b if b else float('nan'):>15.2f}"
+              f" {med(cpu):>9.2f} {100 * usr:>4.0f}/{100 - 100 * usr:<4.0f} {med(sc):>11.2f}")
+PY
