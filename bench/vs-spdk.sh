@@ -123,7 +123,7 @@ run_perf() {  # run_perf OUTFILE SECONDS ARGS...: spdk_nvme_perf on $perf_cpu ag
 }
 
 # Every block written once, so reads read RAM the target owns (not the zero page), on both.
-write_once() { run_perf "$out_dir/fill.txt" 60 -q 8 -o 131072 -w write -n 1 --number-ios $((size_mib * 8)); }
+write_once() { run_perf "$out_dir/fill.txt" 60 -q 8 -o 131072 -w write -d $((size_mib * 8)); }
 # The measured window is the run minus its ramp; CPU from /proc/PID/stat over the same window.
 ticks() { awk '{print $14, $15}' "/proc/$1/stat" 2>/dev/null || echo "nan nan"; }
 

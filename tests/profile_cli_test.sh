@@ -71,7 +71,7 @@ expect_grep "$work/err" '6 error\(s\), nothing done' "all six errors in one pass
 expect_exit 0 "threading unchanged" -- "${ctl[@]}" threading.get
 expect_grep "$work/out" '"mode": "poll"' "the invalid profile changed nothing (still poll)"
 expect_exit 0 "budgets unchanged" -- "${ctl[@]}" budgets.get
-expect_grep "$work/out" '"send_pdus": 8' "the invalid profile changed no budget"
+expect_grep "$work/out" '"send_pdus": 32' "the invalid profile changed no budget"
 
 head -c 120 "$work/poll.json" >"$work/truncated.json"
 expect_exit 1 "apply a truncated file" -- "${profile[@]}" apply "$work/truncated.json"
@@ -95,7 +95,7 @@ expect_grep "$work/out" '"schema": "nvmetune.profile/1"' "show prints the schema
 expect_grep "$work/out" '"mode": "poll"' "show prints the saved mode"
 expect_exit 0 "diff base live" -- "${profile[@]}" diff base live
 expect_grep "$work/out" '^threading\.mode: bound → poll$' "diff: threading.mode: bound → poll"
-expect_grep "$work/out" '^budgets\.recv_pdus: 8 → 16$' "diff: budgets.recv_pdus: 8 → 16"
+expect_grep "$work/out" '^budgets\.recv_pdus: 32 → 16$' "diff: budgets.recv_pdus: 32 → 16"
 expect_grep "$work/out" '^description: as started → \(absent\)$' "diff: description"
 
 expect_exit 0 "export live" -- "${profile[@]}" export live "$work/live.json"

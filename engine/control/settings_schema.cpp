@@ -78,12 +78,12 @@ std::vector<Setting> budget_rows() {
   return {
       {.section = "budgets", .key = "recv_pdus", .type = T::integer, .label = "Receive PDUs", .unit = "PDUs",
        .min = 1, .max = 1024, .modes = all_modes,
-       .help = "PDUs received per io_work pass (nvmet-tcp's 8). Larger passes amortise wake-ups and favour "
+       .help = "PDUs received per io_work pass (32; nvmet-tcp's 8). Larger passes amortise wake-ups and favour "
                "throughput; smaller ones turn to the next queue, and from reads to writes, sooner: fairer."},
       {.section = "budgets", .key = "send_pdus", .type = T::integer, .label = "Send PDUs", .unit = "PDUs",
        .min = 1, .max = 1024, .modes = all_modes,
-       .help = "PDUs sent per pass (nvmet-tcp's 8). As with recv_pdus, larger favours throughput and smaller "
-               "fairness between queues sharing a thread."},
+       .help = "PDUs sent per pass, in one sendmsg (32; nvmet-tcp's 8). As with recv_pdus, larger favours "
+               "throughput (fewer, fuller segments) and smaller fairness between queues sharing a thread."},
       {.section = "budgets", .key = "ops_per_pass", .type = T::integer, .label = "Ops per pass", .min = 1,
        .max = 65536, .modes = all_modes,
        .help = "Operations per io_work pass (nvmet-tcp's 64): the cap on a pass's total work. Larger gives a busy "

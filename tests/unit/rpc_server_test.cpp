@@ -675,7 +675,7 @@ TEST_F(RpcEngine, PartialBudgetsSetMergesAndBecomesAnEvent) {
   json after = client->result("budgets.set", {{"recv_pdus", 16}, {"bytes_per_pass", "256K"}});
   EXPECT_EQ(after["recv_pdus"], 16);
   EXPECT_EQ(after["bytes_per_pass"], 256 * 1024);
-  EXPECT_EQ(after["send_pdus"], 8);
+  EXPECT_EQ(after["send_pdus"], 32);
   EXPECT_EQ(client->result("budgets.get"), after);
   EXPECT_EQ(engine->budgets().recv_pdus, 16u);
 
@@ -783,7 +783,7 @@ TEST_F(RpcEngine, UnknownMethodAndBatchAgainstTheEngine) {
                                     {"jsonrpc":"2.0","id":2,"method":"budgets.set","params":{"recv_pdus":0}},
                                     {"jsonrpc":"2.0","id":3,"method":"threading.get"}])").dump());
   ASSERT_EQ(batch.size(), 3u) << batch.dump();
-  EXPECT_EQ(batch[0]["result"]["recv_pdus"], 8);
+  EXPECT_EQ(batch[0]["result"]["recv_pdus"], 32);
   EXPECT_EQ(error_code(batch[1]), code::invalid_params);
   EXPECT_EQ(batch[2]["result"]["threads"], 1);
 }
