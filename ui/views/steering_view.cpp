@@ -77,9 +77,10 @@ SteeringView::SteeringView(EngineSession& session, QWidget* parent) : QWidget(pa
   _summary->setWordWrap(true);
   auto* split = new QSplitter(this);
   split->addWidget(build_tables());
-  split->addWidget(build_planner());
-  split->setStretchFactor(0, 3);
-  split->setStretchFactor(1, 2);
+  build_planner(split);  // what to pick CPUs for and the chooser | the request and its dry run
+  split->setStretchFactor(0, 4);  // the IRQ table's seven columns whole
+  split->setStretchFactor(1, 3);
+  split->setStretchFactor(2, 3);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
   layout->addWidget(_summary);
@@ -123,7 +124,8 @@ QWidget* SteeringView::build_tables() {
   return w;
 }
 
-QWidget* SteeringView::build_planner() {
+void SteeringView::build_planner(QSplitter* split) {
+  auto* pick = new QGroupBox("Pick CPUs", this);
   auto* box = new QGroupBox("Plan", this);
   auto* form = new QFormLayout;
   _device = new QComboBox(box);
@@ -189,16 +191,21 @@ QWidget* SteeringView::build_planner() {
   _plan = make_table({"file", "old", "new"}, box);
   _plan->horizontalHeader()->setStretchLastSection(false);  // the path takes the room; old and new stay whole
   _plan->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+  _plan->setWordWrap(false);  // a long path loses its middle (its tooltip has all of it), not its file name
+  _plan->setTextElideMode(Qt::ElideMiddle);
   _message = new QLabel(box);
   _message->setWordWrap(true);
   _refusal = new QLabel(box);
   _refusal->setWordWrap(true);
   _refusal->setStyleSheet(error_style());
   _refusal->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  auto* picking = new QVBoxLayout(pick);
+  picking->addLayout(form);
+  picking->addWidget(chooser_scroll, 3);
+  picking->addWidget(_rules, 1);
+  split->addWidget(pick);
+  split->addWidget(box);
   auto* l = new QVBoxLayout(box);
-  l->addLayout(form);
-  l->addWidget(chooser_scroll, 3);
-  l->addWidget(_rules, 1);
   l->addWidget(new QLabel("Request:", box));
   l->addWidget(_request, 1);
   l->addLayout(buttons);
@@ -214,7 +221,6 @@ QWidget* SteeringView::build_planner() {
     if (request(r)) _model->apply(r);
   });
   connect(_revert, &QPushButton::clicked, _model, &SteeringModel::revert);
-  return box;
 }
 
 bool SteeringView::set_target(const QString& kind, int id) {
@@ -386,8 +392,9 @@ void SteeringView::show_plan() {
   const auto& plan = _model->plan();
   _plan->setRowCount(int(plan.size()));
   for (size_t r = 0; r < plan.size(); ++r) {
-    set_row(_plan, int(r), {QString::fromStdString(plan[r].path), QString::fromStdString(plan[r].old_value),
+    set_row(_plan, int(r), {QString::fromStdString(plan[r].path), QString::fromStdString(plan[r].old_value).trimmed(),
                             plan[r].change ? QString::fromStdString(plan[r].new_value) : "(unchanged)"});
+    _plan->item(int(r), 0)->setToolTip(QString::fromStdString(plan[r].what + "\n" + plan[r].path));
   }
   _refusal->setText(_model->refusal().join("\n"));
 }

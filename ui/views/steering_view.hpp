@@ -17,6 +17,7 @@ class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
 class QPushButton;
+class QSplitter;
 class QTableWidget;
 class QTimer;
 
@@ -52,7 +53,7 @@ class SteeringView : public QWidget {
 
  private:
   QWidget* build_tables();
-  QWidget* build_planner();
+  void build_planner(QSplitter* split);
   void show_state();
   void show_plan();
   void update_request();
