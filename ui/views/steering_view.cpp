@@ -77,7 +77,8 @@ SteeringView::SteeringView(EngineSession& session, QWidget* parent) : QWidget(pa
   _summary->setWordWrap(true);
   auto* split = new QSplitter(this);
   split->addWidget(build_tables());
-  build_planner(split);  // what to pick CPUs for and the chooser | the request and its dry run
+  split->addWidget(build_picker());
+  split->addWidget(build_planner());
   split->setStretchFactor(0, 4);  // the IRQ table's seven columns whole
   split->setStretchFactor(1, 3);
   split->setStretchFactor(2, 3);
@@ -124,15 +125,16 @@ QWidget* SteeringView::build_tables() {
   return w;
 }
 
-void SteeringView::build_planner(QSplitter* split) {
+// What the CPUs are picked for (the interface's lists, or one line or queue), the chooser, and
+// the single lines' and queues' rows; a pick or an edited row re-runs the dry run.
+QWidget* SteeringView::build_picker() {
   auto* pick = new QGroupBox("Pick CPUs", this);
-  auto* box = new QGroupBox("Plan", this);
   auto* form = new QFormLayout;
-  _device = new QComboBox(box);
+  _device = new QComboBox(pick);
   _device->setToolTip("The interface the CPU lists below apply to (every queue of it)");
-  _irq_cpus = new QLineEdit(box);
-  _rps_cpus = new QLineEdit(box);
-  _xps_cpus = new QLineEdit(box);
+  _irq_cpus = new QLineEdit(pick);
+  _rps_cpus = new QLineEdit(pick);
+  _xps_cpus = new QLineEdit(pick);
   for (auto* e : {_irq_cpus, _rps_cpus, _xps_cpus}) {
     e->setPlaceholderText("unchanged (a CPU list such as 0-1, all, or none for RPS/XPS)");
     connect(e, &QLineEdit::textChanged, this, &SteeringView::update_request);
@@ -142,7 +144,7 @@ void SteeringView::build_planner(QSplitter* split) {
     show_targets();
     update_request();
   });
-  _target = new QComboBox(box);
+  _target = new QComboBox(pick);
   _target->setToolTip("What the CPUs picked below are for: every IRQ line, RX queue (RPS) or TX queue (XPS) of the "
                       "interface, or one of them (selecting a row of the tables on the left picks it too)");
   connect(_target, &QComboBox::currentIndexChanged, this, &SteeringView::show_target_cpus);
@@ -151,14 +153,14 @@ void SteeringView::build_planner(QSplitter* split) {
   form->addRow("RPS CPUs", _rps_cpus);
   form->addRow("XPS CPUs", _xps_cpus);
   form->addRow("Pick CPUs for", _target);
-  _chooser = new TopologyPicker(box);
+  _chooser = new TopologyPicker(pick);
   _chooser->setToolTip("Click the CPUs the selected line or queue should use (drag across CPUs, click a core, cache or "
                        "node title for all of it). Each CPU shows the IRQ lines and queues steered there now.");
   connect(_chooser, &TopologyPicker::mask_edited, this, &SteeringView::take_picked);
-  auto* chooser_scroll = new QScrollArea(box);
+  auto* chooser_scroll = new QScrollArea(pick);
   chooser_scroll->setWidget(_chooser);
   chooser_scroll->setWidgetResizable(true);
-  _rules = make_table({"line or queue", "CPUs"}, box);
+  _rules = make_table({"line or queue", "CPUs"}, pick);
   _rules->setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed | QAbstractItemView::AnyKeyPressed);
   _rules->setToolTip("Single lines and queues given their own CPUs (they override the interface's lists above). "
                      "Edit a CPU list as text; empty drops the row.");
@@ -176,6 +178,15 @@ void SteeringView::build_planner(QSplitter* split) {
     if (request(r) && !r.empty() && !_model->busy()) _model->make_plan(r);
     else if (_model->busy()) _replan->start();  // the previous answer first
   });
+  auto* l = new QVBoxLayout(pick);
+  l->addLayout(form);
+  l->addWidget(chooser_scroll, 3);
+  l->addWidget(_rules, 1);
+  return pick;
+}
+
+QWidget* SteeringView::build_planner() {
+  auto* box = new QGroupBox("Plan", this);
   _request = new QPlainTextEdit(box);
   _request->setToolTip("The steering request sent (README \"Steering\"): edit it for per-queue rules, flow counts, "
                        "rps_sock_flow_entries, busy_poll");
@@ -199,12 +210,6 @@ void SteeringView::build_planner(QSplitter* split) {
   _refusal->setWordWrap(true);
   _refusal->setStyleSheet(error_style());
   _refusal->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  auto* picking = new QVBoxLayout(pick);
-  picking->addLayout(form);
-  picking->addWidget(chooser_scroll, 3);
-  picking->addWidget(_rules, 1);
-  split->addWidget(pick);
-  split->addWidget(box);
   auto* l = new QVBoxLayout(box);
   l->addWidget(new QLabel("Request:", box));
   l->addWidget(_request, 1);
@@ -221,6 +226,7 @@ void SteeringView::build_planner(QSplitter* split) {
     if (request(r)) _model->apply(r);
   });
   connect(_revert, &QPushButton::clicked, _model, &SteeringModel::revert);
+  return box;
 }
 
 bool SteeringView::set_target(const QString& kind, int id) {

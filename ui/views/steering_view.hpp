@@ -17,7 +17,6 @@ class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
 class QPushButton;
-class QSplitter;
 class QTableWidget;
 class QTimer;
 
@@ -53,7 +52,8 @@ class SteeringView : public QWidget {
 
  private:
   QWidget* build_tables();
-  void build_planner(QSplitter* split);
+  QWidget* build_picker();
+  QWidget* build_planner();
   void show_state();
   void show_plan();
   void update_request();
