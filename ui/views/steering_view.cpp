@@ -136,7 +136,9 @@ QWidget* SteeringView::build_picker() {
   _rps_cpus = new QLineEdit(pick);
   _xps_cpus = new QLineEdit(pick);
   for (auto* e : {_irq_cpus, _rps_cpus, _xps_cpus}) {
-    e->setPlaceholderText("unchanged (a CPU list such as 0-1, all, or none for RPS/XPS)");
+    e->setPlaceholderText("unchanged (0-1, all; none: RPS/XPS off)");
+    e->setToolTip("Every line or queue of the interface: a CPU list such as 0-1, all, or none (RPS/XPS off); empty leaves "
+                  "them as they are. Picked CPUs land here when \"Pick CPUs for\" names every line or queue.");
     connect(e, &QLineEdit::textChanged, this, &SteeringView::update_request);
   }
   connect(_device, &QComboBox::currentTextChanged, this, [this] {
