@@ -26,11 +26,13 @@
 #include "ui/models/event_model.hpp"
 #include "ui/models/interval_history.hpp"
 #include "ui/models/probe_model.hpp"
+#include "ui/models/steering_model.hpp"
 #include "ui/views/dashboard_view.hpp"
 #include "ui/views/histogram_view.hpp"
 #include "ui/views/plot_style.hpp"
 #include "ui/views/probes_view.hpp"
 #include "ui/views/steering_view.hpp"
+#include "ui/views/topology_picker.hpp"
 #include "ui/views/tuning_view.hpp"
 
 #ifndef NVMETUNE_VERSION
@@ -81,6 +83,15 @@ MainWindow::MainWindow(QWidget* parent)
   _tabs->addTab(_steering, "St&eering");
   _tabs->addTab(_log, "&Log");
   setCentralWidget(_tabs);
+  // The worker-mask picker shows the IRQ lines and RPS/XPS queues of each CPU too; steering.get
+  // is read again when a panel that shows it comes up (affinity moves under us: irqbalance).
+  connect(&_steering->model(), &SteeringModel::state_changed, this,
+          [this] { _tuning->picker()->set_steering(_steering->model().by_cpu()); });
+  connect(_tabs, &QTabWidget::currentChanged, this, [this](int) {
+    if ((_tabs->currentWidget() == _tuning || _tabs->currentWidget() == _steering) && !_steering->model().busy() &&
+        _session->status().connected)
+      _steering->model().refresh();
+  });
 
   build_menus();
   build_status_bar();

@@ -9,6 +9,7 @@
 #include <QStyleFactory>
 #include <QComboBox>
 #include <QLineEdit>
+#include <QMouseEvent>
 #include <QPushButton>
 #include <QTabWidget>
 #include <QThread>
@@ -27,6 +28,7 @@
 #include "ui/views/histogram_view.hpp"
 #include "ui/views/probes_view.hpp"
 #include "ui/views/steering_view.hpp"
+#include "ui/views/topology_picker.hpp"
 #include "ui/views/tuning_view.hpp"
 
 namespace ui {
@@ -47,6 +49,15 @@ bool wait_for(Done done, int timeout_ms) {
     QThread::msleep(5);
   }
   return true;
+}
+
+// A left click as a user makes it (press and release) on a CPU of a topology picker.
+void click_cpu(TopologyPicker* picker, unsigned cpu) {
+  const QPointF at = picker->cpu_center(cpu), global = picker->mapToGlobal(at);
+  for (auto type : {QEvent::MouseButtonPress, QEvent::MouseButtonRelease}) {
+    QMouseEvent e(type, at, global, Qt::LeftButton, type == QEvent::MouseButtonPress ? Qt::LeftButton : Qt::NoButton, Qt::NoModifier);
+    QApplication::sendEvent(picker, &e);
+  }
 }
 
 void run_for(double seconds) {
@@ -161,11 +172,15 @@ QStringList take_screenshots(const control::Config& cfg, const ScreenshotOptions
       wait_for([&] { return window.histograms()->has_source(probe); }, attach_timeout_ms);
     auto* steering = window.steering();
     wait_for([&] { return !steering->model().busy() && steering->model().state().contains("interfaces"); }, attach_timeout_ms);
-    // A dry run on the listener's interface (loopback here): RPS on every CPU. Nothing is written.
+    // A dry run on the listener's interface (loopback here): RPS on every CPU typed, and rx-0's
+    // CPUs picked on the chooser (clicks on its last CPU). Nothing is written.
     if (steering->device_box()->count() > 0) {
+      window.tabs()->setCurrentWidget(steering);
       steering->cpus_edit("rps")->setText("all");
-      steering->dry_run_button()->click();
-      wait_for([&] { return !steering->model().busy(); }, attach_timeout_ms);
+      run_for(0.3);  // laid out: the chooser's cells have their places
+      if (steering->set_target("rps", 0)) click_cpu(steering->cpu_chooser(), sys::online_cpus().back());
+      wait_for([&] { return !steering->model().busy() && steering->model().planned_request().dump().find("queue") != std::string::npos; },
+               attach_timeout_ms);
     }
     const auto list = views(window.histograms()->has_source(probe) ? probe : std::string());
     bool ok = render_views(window, list, opts.dir, "", 1, written);

@@ -9,7 +9,10 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
+#include <QHelpEvent>
+#include <QRegularExpression>
 #include <QTableWidget>
+#include <QToolTip>
 #include <QProcess>
 #include <QPushButton>
 #include <QSpinBox>
@@ -35,6 +38,7 @@
 #include "engine/control/engine.hpp"
 #include "engine/system/topology.hpp"
 #include "support/engine_config.hpp"
+#include "support/fake_sysfs.hpp"
 #include "ui/builtin_load.hpp"
 #include "ui/main_window.hpp"
 #include "ui/models/event_model.hpp"
@@ -48,6 +52,7 @@
 #include "ui/views/histogram_view.hpp"
 #include "ui/views/probes_view.hpp"
 #include "ui/views/steering_view.hpp"
+#include "ui/views/topology_picker.hpp"
 #include "ui/views/tuning_view.hpp"
 
 namespace {
@@ -89,8 +94,21 @@ class UiSessionTest : public QObject {
   void irq_rates_per_cpu_on_the_dashboard();
   void steering_panel_shows_queues_and_plan();
   void steering_refused_irq_write_explained();
+  void topology_picker_shows_irqs_and_queues_per_cpu();
+  void steering_plan_built_by_picking_cpus();
 
  private:
+  // A second engine whose steering stands on a fake /proc + /sys tree (a virtio NIC on 2 CPUs),
+  // shown in a window of its own: this machine's only interface is loopback, which has no IRQ
+  // line and whose RPS/XPS a test must not leave changed. Made once, for the steering tests.
+  struct FakeSteering {
+    test_support::FakeSysfs tree{2};
+    std::unique_ptr<engine::Engine> engine;
+    std::unique_ptr<ui::MainWindow> window;
+  };
+  FakeSteering& fake_steering();
+  std::unique_ptr<FakeSteering> _fake;
+
   json call(const std::string& method, const json& params = nullptr);
   void wait_intervals(size_t n);
   void set_mode(const std::string& mode);
@@ -154,6 +172,11 @@ void UiSessionTest::cleanupTestCase() {
     QTRY_VERIFY_WITH_TIMEOUT(!_window->load().running(), wait_ms);
   }
   _window.reset();
+  if (_fake) {
+    _fake->window.reset();
+    _fake->engine->stop();
+    _fake.reset();
+  }
   _check.reset();
   if (_engine) _engine->stop();
   if (_serve) {
@@ -648,6 +671,109 @@ void UiSessionTest::steering_refused_irq_write_explained() {
   in >> now;
   QCOMPARE(now, affinity);
   QVERIFY(call("steering.get")["saved"].empty());
+}
+
+UiSessionTest::FakeSteering& UiSessionTest::fake_steering() {
+  if (_fake) return *_fake;  // attached or not: the same embedded engine on the fake tree
+  _fake = std::make_unique<FakeSteering>();
+  auto& t = _fake->tree;
+  const std::string chip = "PCI-MSIX-0000:00:03.0";
+  // virtio-net, 2 queue pairs: input.0 served by CPU 0, output.0 and input.1 by CPU 1 (input.1
+  // may go anywhere, the kernel put it on CPU 1: effective_affinity_list wins); an ACPI line.
+  t.irq({9, "IO-APIC", "9-fasteoi", "acpi", "0", "0"});
+  t.irq({38, chip, "1-edge", "virtio2-input.0", "0-1", "0"});
+  t.irq({39, chip, "2-edge", "virtio2-output.0", "1", "1"});
+  t.irq({40, chip, "3-edge", "virtio2-input.1", "0-1", "1"});
+  t.nic("eth0", "/sys/devices/pci0000:00/0000:00:03.0/virtio2", "/sys/devices/pci0000:00/0000:00:03.0", {38, 39, 40}, 2, 2);
+  t.write(test_support::FakeSysfs::queue("eth0", "rx", 1) + "/rps_cpus", "2\n");  // rx-1 → CPU 1
+  t.write(test_support::FakeSysfs::queue("eth0", "tx", 0) + "/xps_cpus", "1\n");  // tx-0 → CPU 0
+  auto cfg = test_support::one_namespace_config(control::default_nqn, backend::BackendSpec{"ram", 16u << 20});
+  _fake->engine = std::make_unique<engine::Engine>(cfg);
+  _fake->engine->set_steering_root(t.root(), t.root() + "/steering-state.json");
+  [&] { QVERIFY(_fake->engine->start().empty()); }();
+  _fake->window = std::make_unique<ui::MainWindow>();
+  _fake->window->attach_embedded(*_fake->engine, _tmp.filePath("fake-steering.db"));
+  _fake->window->show();
+  return *_fake;
+}
+
+// Each CPU of the Tuning panel's picker names the IRQ lines whose effective affinity has it and
+// the RX/TX queues whose rps_cpus/xps_cpus have it, short in the cell and in full in its
+// tooltip; long lists are cut with a count; without steering state nothing extra is said.
+void UiSessionTest::topology_picker_shows_irqs_and_queues_per_cpu() {
+  if (_serve) QSKIP("the same embedded engine on a fake tree as the embedded run");
+  if (sys::online_cpus().size() < 2) QSKIP("the picker shows this machine's CPUs: needs 2");
+  auto& fake = fake_steering();
+  auto* picker = fake.window->tuning()->picker();
+  fake.window->tabs()->setCurrentWidget(fake.window->tuning());
+  QTRY_VERIFY_WITH_TIMEOUT(picker->cpu_center(1).x() >= 0 && picker->cell_text(0).contains("IRQ"), wait_ms);
+  const QString cpu0 = picker->cell_text(0), cpu1 = picker->cell_text(1);
+  // The interface's lines first, then the others; queues as rx1/tx0 (one interface shown).
+  QVERIFY2(cpu0.contains("IRQ 38,9 · tx0"), qPrintable(cpu0));
+  QVERIFY2(cpu1.contains("IRQ 39,40 · rx1"), qPrintable(cpu1));
+  QVERIFY2(!cpu1.contains("38") && !cpu1.contains("tx0") && !cpu0.contains("rx1"), qPrintable(cpu0 + " | " + cpu1));
+  // The tooltip of CPU 1's cell, as a user hovering it gets it.
+  const QPoint at = picker->cpu_center(1);
+  QHelpEvent hover(QEvent::ToolTip, at, picker->mapToGlobal(at));
+  QApplication::sendEvent(picker, &hover);
+  QTRY_VERIFY_WITH_TIMEOUT(QToolTip::isVisible(), wait_ms);
+  const QString tip = QToolTip::text();
+  QVERIFY2(tip.contains("IRQ 39 virtio2-output.0 (eth0)") && tip.contains("IRQ 40 virtio2-input.1 (eth0)"), qPrintable(tip));
+  QVERIFY2(tip.contains("RPS (RX queues whose packets are processed here): rx1"), qPrintable(tip));
+  QVERIFY2(tip.contains("XPS (TX queues that send from here): none"), qPrintable(tip));
+  QToolTip::hideText();
+  // Many lines on a CPU (a 64-queue NIC): the cell keeps to its width and counts the rest;
+  // the tooltip lists every one.
+  ui::SteeringByCpu many = fake.window->steering()->model().by_cpu();
+  for (unsigned irq = 100; irq < 164; ++irq) many[0].irqs.push_back({irq, "ice-TxRx-" + std::to_string(irq - 100), "eth0"});
+  picker->set_steering(many);
+  const QString cell = picker->cell_text(0).section('\n', -1);
+  QVERIFY2(QRegularExpression(" \\+\\d+$").match(cell).hasMatch(), qPrintable(cell));
+  QVERIFY2(QFontMetrics(picker->small_font()).horizontalAdvance(cell) <= picker->cpu_cell(0).width() - 8, qPrintable(cell));
+  QVERIFY(picker->cell_tooltip(0).contains("IRQ 163 ice-TxRx-63 (eth0)"));
+  // Steering unavailable (refused, or not read yet): the cells say only what they said before.
+  QVERIFY(ui::steering_by_cpu(json::object()).empty());
+  picker->set_steering({});
+  QVERIFY2(!picker->cell_text(0).contains("IRQ") && !picker->cell_tooltip(0).contains("IRQ"), qPrintable(picker->cell_text(0)));
+  picker->set_steering(fake.window->steering()->model().by_cpu());
+}
+
+// On the Steering panel, picking CPUs for one RX queue (RPS) and one IRQ line makes their plan
+// rows and re-runs the dry run: the diff shows the picked CPUs as the files' new values, nothing
+// written. A row's CPUs edited as text replan too.
+void UiSessionTest::steering_plan_built_by_picking_cpus() {
+  if (_serve) QSKIP("the same embedded engine on a fake tree as the embedded run");
+  if (sys::online_cpus().size() < 2) QSKIP("the chooser shows this machine's CPUs: needs 2");
+  auto& fake = fake_steering();
+  auto* view = fake.window->steering();
+  fake.window->tabs()->setCurrentWidget(view);
+  QTRY_VERIFY_WITH_TIMEOUT(view->device_box()->findText("eth0") >= 0 && view->cpu_chooser()->cpu_center(1).x() >= 0, wait_ms);
+  view->device_box()->setCurrentText("eth0");
+  const auto files = fake.tree.files();
+  const auto new_value = [view](const QString& path) {
+    for (int r = 0; r < view->plan_table()->rowCount(); ++r)
+      if (view->plan_table()->item(r, 0)->text() == path) return view->plan_table()->item(r, 2)->text();
+    return QString();
+  };
+  auto* chooser = view->cpu_chooser();
+  // rx-1 steers to CPU 1 now: the chooser shows it; a click on CPU 0 adds CPU 0.
+  QVERIFY(view->set_target("rps", 1));
+  QCOMPARE(chooser->mask(), std::vector<unsigned>{1});
+  QTest::mouseClick(chooser, Qt::LeftButton, {}, chooser->cpu_center(0));
+  // IRQ 38 may run on 0-1: a click on CPU 1 leaves it CPU 0 only.
+  QVERIFY(view->set_target("irq", 38));
+  QCOMPARE(chooser->mask(), (std::vector<unsigned>{0, 1}));
+  QTest::mouseClick(chooser, Qt::LeftButton, {}, chooser->cpu_center(1));
+  QCOMPARE(view->rules_table()->rowCount(), 2);
+  QCOMPARE(view->rules_table()->item(0, 1)->text(), QString("0-1"));
+  QCOMPARE(view->rules_table()->item(1, 1)->text(), QString("0"));
+  const QString rps = "/sys/class/net/eth0/queues/rx-1/rps_cpus", irq = "/proc/irq/38/smp_affinity_list";
+  QTRY_VERIFY_WITH_TIMEOUT(new_value(rps) == "3" && new_value(irq) == "0", wait_ms);
+  // The same row typed: rx-1 on CPU 0 only.
+  view->rules_table()->item(0, 1)->setText("0");
+  QTRY_COMPARE_WITH_TIMEOUT(new_value(rps), QString("1"), wait_ms);
+  QCOMPARE(new_value(irq), QString("0"));
+  QVERIFY(fake.tree.files() == files);  // a dry run writes nothing
 }
 
 QTEST_MAIN(UiSessionTest)

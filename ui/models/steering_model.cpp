@@ -1,6 +1,8 @@
 // Steering through the session (steering_model.hpp).
 #include "ui/models/steering_model.hpp"
 
+#include <algorithm>
+
 #include "engine/control/client.hpp"
 #include "ui/engine_session.hpp"
 
@@ -27,7 +29,43 @@ json steering_request(const SteeringPick& pick) {
       {"irq", &pick.irq_cpus}, {"rps", &pick.rps_cpus}, {"xps", &pick.xps_cpus}};
   for (const auto& [kind, cpus] : kinds)
     if (!cpus->empty()) req[kind] = json::array({{{"device", pick.device}, {"cpus", *cpus}}});
+  for (const auto& r : pick.rules) {
+    if (r.cpus.empty()) continue;
+    req[r.kind].push_back(r.kind == "irq" ? json{{"irq", r.id}, {"cpus", r.cpus}}
+                                          : json{{"device", pick.device}, {"queue", r.id}, {"cpus", r.cpus}});
+  }
   return req;
+}
+
+namespace {
+
+// "eth0/rx-3" (per_cpu's name) as "rx3", or "eth0 rx3" when several interfaces are shown.
+std::string queue_label(const std::string& q, bool with_device) {
+  const auto slash = q.find('/');
+  std::string name = q.substr(slash == std::string::npos ? 0 : slash + 1);
+  if (auto dash = name.find('-'); dash != std::string::npos) name.erase(dash, 1);
+  return with_device && slash != std::string::npos ? q.substr(0, slash) + " " + name : name;
+}
+
+}  // namespace
+
+SteeringByCpu steering_by_cpu(const json& state) {
+  SteeringByCpu out;
+  std::map<unsigned, CpuSteering::Irq> lines;
+  for (const auto& l : state.value("irqs", json::array()))
+    if (l.is_object())
+      lines[l.value("irq", 0u)] = {l.value("irq", 0u), l.value("name", std::string()), l.value("device", std::string())};
+  const bool several = state.value("interfaces", json::array()).size() > 1;
+  for (const auto& c : state.value("per_cpu", json::array())) {
+    if (!c.is_object()) continue;
+    CpuSteering& s = out[c.value("cpu", 0u)];
+    for (const auto& n : c.value("irqs", json::array()))
+      s.irqs.push_back(lines.count(n.get<unsigned>()) ? lines[n.get<unsigned>()] : CpuSteering::Irq{n.get<unsigned>(), {}, {}});
+    std::stable_partition(s.irqs.begin(), s.irqs.end(), [](const CpuSteering::Irq& i) { return !i.device.empty(); });
+    for (const auto& q : c.value("rps", json::array())) s.rps.push_back(queue_label(q.get<std::string>(), several));
+    for (const auto& q : c.value("xps", json::array())) s.xps.push_back(queue_label(q.get<std::string>(), several));
+  }
+  return out;
 }
 
 SteeringModel::SteeringModel(EngineSession& session, QObject* parent) : QObject(parent), _session(session) {
@@ -83,6 +121,7 @@ void SteeringModel::on_call(quint64 ticket, const QString& method, const control
   if (method == "steering.get") {
     if (outcome.error) keep_refusal(outcome, "steering not available");
     else _state = outcome.result;
+    _by_cpu = steering_by_cpu(_state);
     return emit state_changed();
   }
   if (outcome.error) {

@@ -41,13 +41,39 @@ struct PlanRow {
   bool change = false;
 };
 
-// What the panel's pickers make into a request: a CPU list per kind for one interface; an empty
-// list leaves that kind alone. "none" turns RPS/XPS off.
+// One line or queue given its own CPUs (picked on the panel's CPU chooser, or typed): kind
+// "irq" (id: the line's number), "rps" (id: the RX queue) or "xps" (id: the TX queue).
+struct PickedRule {
+  std::string kind;
+  unsigned id = 0;
+  std::string cpus;
+};
+
+// What the panel's pickers make into a request: a CPU list per kind for every line and queue
+// of one interface, then the rules of single lines and queues (later rules win, so a single
+// queue's CPUs override its interface's). An empty list leaves that kind alone; "none" turns
+// RPS/XPS off.
 struct SteeringPick {
   std::string device;
   std::string irq_cpus, rps_cpus, xps_cpus;
+  std::vector<PickedRule> rules;
 };
 nlohmann::json steering_request(const SteeringPick& pick);
+
+// What steers packets to one CPU (the topology picker shows it beside the engine's threads):
+// the IRQ lines whose effective affinity (else smp_affinity_list) has it, the interfaces'
+// lines first, and the RX queues whose rps_cpus and TX queues whose xps_cpus have it.
+struct CpuSteering {
+  struct Irq {
+    unsigned irq = 0;
+    std::string name, device;  // device "" = not one of the interfaces' lines
+  };
+  std::vector<Irq> irqs;
+  std::vector<std::string> rps, xps;  // "rx0" ("eth0 rx0" when steering.get shows several interfaces)
+};
+using SteeringByCpu = std::map<unsigned, CpuSteering>;
+// From steering.get's result (its per_cpu); empty when the state has none (not fetched, refused).
+SteeringByCpu steering_by_cpu(const nlohmann::json& state);
 
 class SteeringModel : public QObject {
   Q_OBJECT
@@ -56,6 +82,7 @@ class SteeringModel : public QObject {
   explicit SteeringModel(EngineSession& session, QObject* parent = nullptr);
 
   const nlohmann::json& state() const { return _state; }  // steering.get's result
+  const SteeringByCpu& by_cpu() const { return _by_cpu; }   // the state per CPU
   const std::vector<SteeredQueue>& queues() const { return _queues; }
   const std::vector<PlanRow>& plan() const { return _plan; }
   const nlohmann::json& planned_request() const { return _planned; }
@@ -82,6 +109,7 @@ class SteeringModel : public QObject {
 
   EngineSession& _session;
   nlohmann::json _state = nlohmann::json::object();
+  SteeringByCpu _by_cpu;
   std::vector<SteeredQueue> _queues;
   std::vector<PlanRow> _plan;
   nlohmann::json _planned;

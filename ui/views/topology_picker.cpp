@@ -1,11 +1,13 @@
 // Drawing and picking CPUs (topology_picker.hpp).
 #include "ui/views/topology_picker.hpp"
 
+#include <QHelpEvent>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QToolTip>
 
 #include <algorithm>
+#include <climits>
 #include <map>
 #include <set>
 
@@ -15,7 +17,7 @@ namespace {
 
 constexpr int title_h = 20;    // a box's title row
 constexpr int pad = 6;
-constexpr int cell_h = 46;     // one CPU: number, pinned threads, others
+constexpr int cell_h = 46;     // one CPU: number, pinned threads, others (+ a steering line)
 constexpr int core_min_w = 120;
 
 QString bytes_text(uint64_t b) {
@@ -28,6 +30,34 @@ template <typename Key>
 std::map<unsigned, std::vector<sys::CpuPlace>> group(const std::vector<sys::CpuPlace>& cpus, Key key) {
   std::map<unsigned, std::vector<sys::CpuPlace>> out;
   for (const auto& c : cpus) out[key(c)].push_back(c);
+  return out;
+}
+
+// As many items as fit in width after the text so far, then how many more ("IRQ 24,25 +9");
+// left counts the items of every group not yet shown, -1 once elided.
+void append_fitting(QString& text, const QStringList& items, int& left, const QFontMetrics& fm, int width) {
+  for (const QString& item : items) {
+    if (left > 1 && fm.horizontalAdvance(text + item + QString(", +%1").arg(left - 1)) > width) {
+      while (text.endsWith(',') || text.endsWith(' ') || text.endsWith(QChar(0xB7))) text.chop(1);
+      text += QString(" +%1").arg(left);
+      left = -1;
+      return;
+    }
+    text += item + ",";
+    --left;
+  }
+  text.chop(1);
+}
+
+QStringList numbers(const std::vector<CpuSteering::Irq>& irqs) {
+  QStringList out;
+  for (const auto& i : irqs) out << QString::number(i.irq);
+  return out;
+}
+
+QStringList names(const std::vector<std::string>& v) {
+  QStringList out;
+  for (const auto& s : v) out << QString::fromStdString(s);
   return out;
 }
 
@@ -60,6 +90,22 @@ void TopologyPicker::set_threads(const std::vector<engine::ThreadInfo>& threads)
   update();
 }
 
+void TopologyPicker::set_steering(const SteeringByCpu& steering) {
+  const bool had = !_steering.empty();
+  _steering = steering;
+  if (had != !_steering.empty()) {  // the cells gain or lose their steering line
+    layout_boxes();
+    updateGeometry();
+  }
+  update();
+}
+
+void TopologyPicker::select(const std::vector<unsigned>& cpus) {
+  _mask = cpus;
+  std::sort(_mask.begin(), _mask.end());
+  update();
+}
+
 void TopologyPicker::set_mask(const std::vector<unsigned>& cpus) {
   _mask = cpus.empty() ? cpu_numbers(_cpus) : cpus;
   std::sort(_mask.begin(), _mask.end());
@@ -78,10 +124,15 @@ void TopologyPicker::set_selected(const std::vector<unsigned>& cpus, bool on) {
   emit mask_edited(_mask);
 }
 
-QPoint TopologyPicker::cpu_center(unsigned cpu) const {
+QRect TopologyPicker::cpu_cell(unsigned cpu) const {
   for (const auto& c : _cells)
-    if (c.cpu == cpu) return c.rect.center();
-  return {-1, -1};
+    if (c.cpu == cpu) return c.rect;
+  return {};
+}
+
+QPoint TopologyPicker::cpu_center(unsigned cpu) const {
+  const QRect r = cpu_cell(cpu);
+  return r.isEmpty() ? QPoint(-1, -1) : r.center();
 }
 
 void TopologyPicker::resizeEvent(QResizeEvent* event) {
@@ -119,10 +170,10 @@ void TopologyPicker::layout_boxes() {
         for (const auto& [core, core_cpus] : cores) {
           const int cx = x + 2 * pad + (i % cols) * core_w;
           if (i > 0 && i % cols == 0) cy += row_h, row_h = 0;
-          const int h = title_h + int(core_cpus.size()) * cell_h + pad;
+          const int h = title_h + int(core_cpus.size()) * cell_height() + pad;
           _boxes.push_back({QRect(cx, cy, core_w - pad, h), QString("core %1").arg(core), cpu_numbers(core_cpus), 3});
           for (size_t k = 0; k < core_cpus.size(); ++k)
-            _cells.push_back({QRect(cx + pad, cy + title_h + int(k) * cell_h, core_w - 3 * pad, cell_h - 4), core_cpus[k].cpu});
+            _cells.push_back({QRect(cx + pad, cy + title_h + int(k) * cell_height(), core_w - 3 * pad, cell_height() - 4), core_cpus[k].cpu});
           row_h = std::max(row_h, h + pad);
           ++i;
         }
@@ -143,7 +194,17 @@ void TopologyPicker::layout_boxes() {
   _height = y;
 }
 
-QString TopologyPicker::cell_text(unsigned cpu) const {
+QFont TopologyPicker::small_font() const {
+  QFont small = font();
+  small.setPointSizeF(small.pointSizeF() * 0.85);
+  return small;
+}
+
+int TopologyPicker::cell_height() const {
+  return _steering.empty() ? cell_h : cell_h + QFontMetrics(small_font()).lineSpacing();
+}
+
+QString TopologyPicker::threads_text(unsigned cpu) const {
   QStringList pinned;
   int others = 0;
   for (const auto& t : _threads) {
@@ -154,6 +215,57 @@ QString TopologyPicker::cell_text(unsigned cpu) const {
   if (!pinned.isEmpty()) text += "\n" + pinned.join(", ");
   if (others) text += QString("\n%1 more engine thread%2 may run here").arg(others).arg(others > 1 ? "s" : "");
   return text;
+}
+
+// "IRQ 24,25 · rx0 · tx1", cut to width with a count of what did not fit.
+QString TopologyPicker::steering_text(unsigned cpu, int width) const {
+  auto it = _steering.find(cpu);
+  if (it == _steering.end()) return {};
+  const CpuSteering& s = it->second;
+  const QFontMetrics fm(small_font());
+  int left = int(s.irqs.size() + s.rps.size() + s.xps.size());
+  QString text;
+  const std::pair<QString, QStringList> groups[] = {{"IRQ ", numbers(s.irqs)}, {"", names(s.rps)}, {"", names(s.xps)}};
+  for (const auto& [prefix, items] : groups) {
+    if (items.isEmpty() || left < 0) continue;
+    text += (text.isEmpty() ? "" : " · ") + prefix;
+    append_fitting(text, items, left, fm, width);
+  }
+  return text.isEmpty() ? "no IRQ line, RPS or XPS queue" : text;
+}
+
+QString TopologyPicker::cell_text(unsigned cpu) const {
+  const QRect cell = cpu_cell(cpu);
+  const QString steering = steering_text(cpu, cell.isEmpty() ? INT_MAX : cell.width() - 8);  // 4 px margins
+  return threads_text(cpu) + (steering.isEmpty() ? QString() : "\n" + steering);
+}
+
+QString TopologyPicker::cell_tooltip(unsigned cpu) const {
+  QString tip = threads_text(cpu);
+  auto it = _steering.find(cpu);
+  if (it == _steering.end()) return tip;
+  const CpuSteering& s = it->second;
+  QStringList nic, other;
+  for (const auto& i : s.irqs)
+    (i.device.empty() ? other : nic) << QString("IRQ %1 %2%3").arg(i.irq).arg(QString::fromStdString(i.name),
+                                                                 i.device.empty() ? QString() : " (" + QString::fromStdString(i.device) + ")");
+  tip += "\n\nIRQ lines here (effective affinity, else smp_affinity_list):";
+  tip += nic.isEmpty() ? QString("\n  none of the interfaces' lines") : "\n  " + nic.join("\n  ");
+  for (int i = 0; i < other.size(); i += 4) tip += (i ? ",\n  " : "\n  other lines: ") + other.mid(i, 4).join(", ");
+  tip += "\nRPS (RX queues whose packets are processed here): " + (s.rps.empty() ? QString("none") : names(s.rps).join(", "));
+  tip += "\nXPS (TX queues that send from here): " + (s.xps.empty() ? QString("none") : names(s.xps).join(", "));
+  return tip;
+}
+
+bool TopologyPicker::event(QEvent* event) {
+  if (event->type() != QEvent::ToolTip) return QWidget::event(event);
+  auto* help = static_cast<QHelpEvent*>(event);
+  for (const auto& c : _cells)
+    if (c.rect.contains(help->pos())) {
+      QToolTip::showText(help->globalPos(), cell_tooltip(c.cpu), this, c.rect);
+      return true;
+    }
+  return QWidget::event(event);  // the widget's own help
 }
 
 void TopologyPicker::paintEvent(QPaintEvent*) {
@@ -170,8 +282,7 @@ void TopologyPicker::paintEvent(QPaintEvent*) {
     p.setPen(pal.color(QPalette::WindowText));
     p.drawText(b.rect.adjusted(pad, 2, -pad, 0), Qt::AlignLeft | Qt::AlignTop, b.title);
   }
-  QFont small = font();
-  small.setPointSizeF(small.pointSizeF() * 0.85);
+  const QFont small = small_font();
   for (const auto& c : _cells) {
     const bool on = selected(c.cpu);
     p.setPen(QPen(on ? pal.color(QPalette::Highlight).darker(130) : pal.color(QPalette::Mid), on ? 2 : 1));
