@@ -177,7 +177,7 @@ std::vector<Setting> rdma_rows() {
        .max = 1023, .modes = all_modes, .live = false,
        .help = "The completion vector (interrupt) of each queue's CQ: -1 spreads queues over the device's vectors "
                "by queue ID; n puts every queue on vector n (modulo the device's count), leaving the others' CPUs "
-               "free. Shown per queue in the log at connect. Applies to new connections."},
+               "free. Shown per queue in the log at connect and in stats (comp_vector). Applies to new connections."},
   };
 }
 

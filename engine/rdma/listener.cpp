@@ -193,7 +193,7 @@ void RdmaTransport::on_established(rdma_cm_id* id) {
   RdmaQueue* q = it->second.queue;
   it->second.attached = true;
   ++_counts.connects;
-  q->stats().set_identity({_next_queue_id++, 0, 0, {}, q->peer(), "rdma"});
+  q->stats().set_identity({_next_queue_id++, 0, 0, {}, q->peer(), "rdma", q->comp_vector()});
   _registry.add_queue(&q->stats());
   _executor->attach(*q);
 }

@@ -98,7 +98,10 @@ if ! grep -q 'SWITCH-RC 0' /tmp/switch.out; then
   fail "live switch to poll"
 fi
 run_fio poll 128k
-/host/run nvmetune ctl --socket /tmp/ctl.sock stats 2>&1 | head -40 | sed 's/^/STATS| /'
+/host/run nvmetune ctl --socket /tmp/ctl.sock stats > /tmp/stats.out 2>&1
+head -40 /tmp/stats.out | sed 's/^/STATS| /'
+grep -E '"(comp_vector|qid)"' /tmp/stats.out | tr -d ' \n' | sed 's/^/STATS-CV| /'; echo
+grep -q '"comp_vector"' /tmp/stats.out || fail "no comp_vector in ctl stats"
 pinned default
 T disconnect nvme disconnect -n $NQN || fail "nvme disconnect"
 kill $sp; wait $sp

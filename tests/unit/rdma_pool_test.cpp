@@ -1,8 +1,9 @@
 // The RDMA transport's device-free pieces of issue 13's memory work (engine/rdma/): the data
 // pool's size classes and accounting, per-queue caches that draw and return in batches, a queue
 // that finds a class empty waiting and being woken when buffers come back, the completion vector
-// chosen per queue, and the "rdma" configuration section's validation. The pool here is the real
-// mapping the engine registers on a device; only the registration (ibv_reg_mr) needs one.
+// chosen per queue and shown in stats, and the "rdma" configuration section's validation. The
+// pool here is the real mapping the engine registers on a device; only the registration
+// (ibv_reg_mr) needs one.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -11,6 +12,7 @@
 
 #include "engine/control/config.hpp"
 #include "engine/control/config_json.hpp"
+#include "engine/control/json_codec.hpp"
 #include "engine/rdma/data_pool.hpp"
 #include "engine/rdma/options.hpp"
 
@@ -148,6 +150,22 @@ TEST(RdmaCompVector, SpreadByQueueIdOrPinned) {
   EXPECT_EQ(choose_comp_vector(6, 1, 4), 2);   // beyond the device's vectors: wraps
   EXPECT_EQ(choose_comp_vector(-1, 3, 1), 0);  // soft-RoCE has one
   EXPECT_EQ(choose_comp_vector(3, 3, 0), 0);
+}
+
+// ctl stats shows each RDMA queue's vector; TCP queues have none (the key is left out).
+TEST(RdmaCompVector, ShownPerQueueInStats) {
+  stats::Snapshot snap;
+  snap.queues.resize(2);
+  snap.queues[0].io_mechanism = "rdma";
+  snap.queues[0].comp_vector = 1;
+  snap.queues[1].io_mechanism = "epoll";
+  const auto j = control::snapshot_json(snap);
+  EXPECT_EQ(j["queues"][0]["comp_vector"], 1);
+  EXPECT_FALSE(j["queues"][1].contains("comp_vector"));
+  const auto back = control::snapshot_from_json(j);
+  ASSERT_EQ(back.queues.size(), 2u);
+  EXPECT_EQ(back.queues[0].comp_vector, 1);
+  EXPECT_EQ(back.queues[1].comp_vector, -1);
 }
 
 TEST(RdmaConfig, SectionParsesSizesAndRefusesBadValuesAtTheirPaths) {
