@@ -62,7 +62,7 @@ std::string RdmaQueue::setup(const CmRequestResult& req) {
   if (rdma_create_qp(_id, pd, &qa) != 0) return errno_text("rdma_create_qp");
   _qp = true;
   // Data buffers come from the device's pool; the queue registers only capsules and CQEs.
-  const PoolLayout layout{_srq ? 0 : _nrecv, nvme::sqe_size + _limits.io_icd_size, _ncmds, 0};
+  const PoolLayout layout{_srq ? 0 : _nrecv, nvme::sqe_size + _limits.io_icd_size, _ncmds};
   if (auto err = _pool.create(pd, layout); !err.empty()) return err;
   try {
     _cmds.reset(new Command[_ncmds]);

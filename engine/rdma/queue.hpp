@@ -4,6 +4,8 @@
 // WRITE (host reads); the response goes back in a SEND (with invalidate where the host asked).
 // The CQ is polled by the queue's io_work, so every execution model applies: poll threads call
 // io_work in a loop, event modes wait on the completion channel's fd (fds()[0]).
+// Data buffers come from the device's shared pool through the queue's own cache; a command that
+// finds none waits in the queue's buffer_wait ring and the pool wakes the queue (kick) later.
 // Everything here runs on the thread executing this queue's io_work, as for TCP.
 #include <rdma/rdma_cma.h>
 

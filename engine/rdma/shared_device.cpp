@@ -36,7 +36,7 @@ std::string SharedDevice::create_srq(uint32_t capsule_size) {
   sa.attr.max_wr = _srq_size;
   sa.attr.max_sge = 1;
   if (!(_srq = ibv_create_srq(_pd, &sa))) return errno_text("ibv_create_srq");
-  if (auto err = _capsules.create(_pd, {_srq_size, capsule_size, 0, 0}); !err.empty()) return err;
+  if (auto err = _capsules.create(_pd, {_srq_size, capsule_size, 0}); !err.empty()) return err;
   _srq_sge.reset(new ibv_sge[_srq_size]);
   for (uint32_t i = 0; i < _srq_size; ++i) {
     _srq_sge[i] = make_sge(_capsules.capsule(i), capsule_size, _capsules.lkey());
