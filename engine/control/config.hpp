@@ -50,6 +50,15 @@ struct TcpConfig {
   uint32_t connect_timeout_ms = 10000;    // accept to Connect: a connection silent this long is closed
 };
 
+// The NVMe/RDMA transport's own settings (queue depth, in-capsule size and MDTS come from "tcp",
+// which both transports share). Applied at start.
+struct RdmaConfig {
+  uint64_t data_pool_bytes = 32ull << 20;  // command data buffers per RDMA device, registered once
+  bool use_srq = false;                    // one shared receive queue per device (nvmet-rdma's use_srq)
+  uint32_t srq_size = 1024;                // its receive buffers (nvmet-rdma's srq_size)
+  int comp_vector = -1;                    // -1: spread queues over the device's vectors by qid; n: all on n
+};
+
 // The execution model (DESIGN.md "Execution models"); every field can change live.
 struct ThreadingConfig {
   std::string mode = "bound";      // bound | unbound | poll | inline
@@ -82,6 +91,7 @@ struct Config {
   std::vector<ListenerConfig> listeners;
   std::vector<SubsystemConfig> subsystems;
   TcpConfig tcp;
+  RdmaConfig rdma;
   ThreadingConfig threading;
   BudgetConfig budgets;
 };

@@ -42,6 +42,7 @@ void check_namespace(Checker& c, const NamespaceConfig& ns, const std::string& p
 void check_subsystems(Checker& c, const std::vector<SubsystemConfig>& subsystems);
 
 void check_tcp(Checker& c, const TcpConfig& t, const std::string& path);
+void check_rdma(Checker& c, const RdmaConfig& r, const std::string& path);
 void check_threading(Checker& c, const ThreadingConfig& t, const std::string& path,
                      const std::vector<unsigned>& online);
 void check_budgets(Checker& c, const BudgetConfig& b, const std::string& path);

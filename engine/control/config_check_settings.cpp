@@ -1,4 +1,4 @@
-// Pass 2 for the tuning settings (threading, budgets, tcp): each value against its row of the
+// Pass 2 for the tuning settings (threading, budgets, tcp, rdma): each value against its row of the
 // settings schema, so the rules a form shows are the rules validation applies (config_check.hpp).
 #include <nlohmann/json.hpp>
 
@@ -85,6 +85,10 @@ void check_first_core(Checker& c, const ThreadingConfig& t, const std::string& p
 
 void check_tcp(Checker& c, const TcpConfig& t, const std::string& path) {
   check_section(c, "tcp", to_json(t), path, no_special);
+}
+
+void check_rdma(Checker& c, const RdmaConfig& r, const std::string& path) {
+  check_section(c, "rdma", to_json(r), path, no_special);
 }
 
 void check_threading(Checker& c, const ThreadingConfig& t, const std::string& path,

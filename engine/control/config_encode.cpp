@@ -49,6 +49,11 @@ json to_json(const TcpConfig& t) {
           {"max_connections", t.max_connections}, {"connect_timeout_ms", t.connect_timeout_ms}};
 }
 
+json to_json(const RdmaConfig& r) {
+  return {{"data_pool_bytes", r.data_pool_bytes}, {"use_srq", r.use_srq}, {"srq_size", r.srq_size},
+          {"comp_vector", r.comp_vector}};
+}
+
 json to_json(const ListenerConfig& l) { return {{"trtype", l.trtype}, {"traddr", l.traddr}, {"trsvcid", l.trsvcid}}; }
 
 json to_json(const Config& c) {
@@ -59,6 +64,7 @@ json to_json(const Config& c) {
   return {{"listeners", std::move(listeners)},
           {"subsystems", std::move(subsystems)},
           {"tcp", to_json(c.tcp)},
+          {"rdma", to_json(c.rdma)},
           {"threading", to_json(c.threading)},
           {"budgets", to_json(c.budgets)}};
 }

@@ -23,6 +23,7 @@ namespace control {
 std::vector<ConfigError> parse_threading(const nlohmann::json& v, const std::string& path, ThreadingConfig& out);
 std::vector<ConfigError> parse_budgets(const nlohmann::json& v, const std::string& path, BudgetConfig& out);
 std::vector<ConfigError> parse_tcp(const nlohmann::json& v, const std::string& path, TcpConfig& out);
+std::vector<ConfigError> parse_rdma(const nlohmann::json& v, const std::string& path, RdmaConfig& out);
 // A whole subsystem / namespace object (as in "subsystems[]" / "namespaces[]"); required keys
 // are required. out's previous value does not matter beyond defaults.
 std::vector<ConfigError> parse_subsystem(const nlohmann::json& v, const std::string& path, SubsystemConfig& out);
@@ -37,6 +38,7 @@ std::vector<ConfigError> validate_budgets(const BudgetConfig& b, const std::stri
 nlohmann::json to_json(const ThreadingConfig& t);
 nlohmann::json to_json(const BudgetConfig& b);
 nlohmann::json to_json(const TcpConfig& t);
+nlohmann::json to_json(const RdmaConfig& r);
 nlohmann::json to_json(const ListenerConfig& l);
 nlohmann::json to_json(const NamespaceConfig& ns);
 nlohmann::json to_json(const SubsystemConfig& s);

@@ -23,6 +23,7 @@ std::vector<ConfigError> validate_except(const Config& cfg, const std::vector<Co
   check_listeners(c, cfg.listeners);
   check_subsystems(c, cfg.subsystems);
   check_tcp(c, cfg.tcp, "$.tcp");
+  check_rdma(c, cfg.rdma, "$.rdma");
   check_threading(c, cfg.threading, "$.threading", online_cpus());
   check_budgets(c, cfg.budgets, "$.budgets");
   return out;
@@ -74,6 +75,12 @@ std::vector<ConfigError> parse_tcp(const json& v, const std::string& path, TcpCo
   return parse_fragment(
       out, [&](JsonReader& r, TcpConfig& t) { read_tcp(r, v, path, t); },
       [&](Checker& c, const TcpConfig& t) { check_tcp(c, t, path); });
+}
+
+std::vector<ConfigError> parse_rdma(const json& v, const std::string& path, RdmaConfig& out) {
+  return parse_fragment(
+      out, [&](JsonReader& r, RdmaConfig& t) { read_rdma(r, v, path, t); },
+      [&](Checker& c, const RdmaConfig& t) { check_rdma(c, t, path); });
 }
 
 std::vector<ConfigError> parse_subsystem(const json& v, const std::string& path, SubsystemConfig& out) {

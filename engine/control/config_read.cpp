@@ -14,7 +14,7 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr std::array<std::string_view, 5> root_keys{"listeners", "subsystems", "tcp", "threading", "budgets"};
+constexpr std::array<std::string_view, 6> root_keys{"listeners", "subsystems", "tcp", "threading", "budgets", "rdma"};
 constexpr std::array<std::string_view, 3> listener_keys{"trtype", "traddr", "trsvcid"};
 constexpr std::array<std::string_view, 1> listener_required{"traddr"};
 constexpr std::array<std::string_view, 6> subsystem_keys{"nqn", "serial", "model",
@@ -27,8 +27,8 @@ constexpr std::array<std::string_view, 2> namespace_required{"nsid", "backend"};
 // The tuning sections' keys are the settings schema's.
 const std::vector<std::string_view>& section_keys(std::string_view section) {
   static const std::vector<std::string_view> tcp = setting_keys("tcp"), threading = setting_keys("threading"),
-                                             budgets = setting_keys("budgets");
-  return section == "tcp" ? tcp : section == "threading" ? threading : budgets;
+                                             budgets = setting_keys("budgets"), rdma = setting_keys("rdma");
+  return section == "tcp" ? tcp : section == "threading" ? threading : section == "rdma" ? rdma : budgets;
 }
 
 // A CPU list string ("0-3,6"), or "all" (= every online CPU, an empty vector).
@@ -113,6 +113,14 @@ void read_tcp(JsonReader& r, const json& v, const std::string& path, TcpConfig& 
   if (auto n = r.u32(v, "connect_timeout_ms", path)) tcp.connect_timeout_ms = *n;
 }
 
+void read_rdma(JsonReader& r, const json& v, const std::string& path, RdmaConfig& rdma) {
+  if (!r.object(v, path, section_keys("rdma"), {})) return;
+  if (auto n = r.size(v, "data_pool_bytes", path, false)) rdma.data_pool_bytes = *n;
+  if (auto b = r.boolean(v, "use_srq", path)) rdma.use_srq = *b;
+  if (auto n = r.u32(v, "srq_size", path)) rdma.srq_size = *n;
+  if (auto n = r.integer(v, "comp_vector", path)) rdma.comp_vector = *n;
+}
+
 void read_threading(JsonReader& r, const json& v, const std::string& path, ThreadingConfig& t) {
   if (!r.object(v, path, section_keys("threading"), {})) return;
   if (auto s = r.string(v, "mode", path)) t.mode = *s;
@@ -158,6 +166,7 @@ Config read_config(JsonReader& r, const json& doc) {
   if (auto it = doc.find("tcp"); it != doc.end()) read_tcp(r, *it, "$.tcp", c.tcp);
   if (auto it = doc.find("threading"); it != doc.end()) read_threading(r, *it, "$.threading", c.threading);
   if (auto it = doc.find("budgets"); it != doc.end()) read_budgets(r, *it, "$.budgets", c.budgets);
+  if (auto it = doc.find("rdma"); it != doc.end()) read_rdma(r, *it, "$.rdma", c.rdma);
   return c;
 }
 

@@ -17,6 +17,7 @@ SubsystemConfig read_subsystem(JsonReader& r, const nlohmann::json& v, const std
 
 // These read the keys present onto their out value (a partial object changes only what it names).
 void read_tcp(JsonReader& r, const nlohmann::json& v, const std::string& path, TcpConfig& tcp);
+void read_rdma(JsonReader& r, const nlohmann::json& v, const std::string& path, RdmaConfig& rdma);
 void read_threading(JsonReader& r, const nlohmann::json& v, const std::string& path, ThreadingConfig& t);
 void read_budgets(JsonReader& r, const nlohmann::json& v, const std::string& path, BudgetConfig& b);
 

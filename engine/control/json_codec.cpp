@@ -45,6 +45,7 @@ json queue_json(const stats::QueueRow& q, bool buckets) {
   json j = {{"queue_id", q.queue_id}, {"qid", q.qid},   {"cntlid", q.cntlid},
             {"subnqn", q.subnqn},     {"peer", q.peer}, {"worker", q.worker}, {"incoming_cpu", q.incoming_cpu},
             {"io_mechanism", q.io_mechanism}};
+  if (q.comp_vector >= 0) j["comp_vector"] = q.comp_vector;  // RDMA queues only
   j.update(counters_json(q, buckets));
   return j;
 }
@@ -164,6 +165,7 @@ void queue_from_json(const json& j, stats::QueueRow& q) {
   q.subnqn = j.value("subnqn", std::string());
   q.peer = j.value("peer", std::string());
   q.io_mechanism = j.value("io_mechanism", std::string());
+  q.comp_vector = j.value("comp_vector", -1);
   q.worker = j.value("worker", -1);
   q.incoming_cpu = j.value("incoming_cpu", -1);
   q.commands = j.value("commands", uint64_t{0});

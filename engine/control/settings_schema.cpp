@@ -155,13 +155,40 @@ std::vector<Setting> tcp_rows() {
   };
 }
 
+std::vector<Setting> rdma_rows() {
+  return {
+      {.section = "rdma", .key = "data_pool_bytes", .type = T::size, .label = "RDMA data pool", .unit = "bytes",
+       .min = 1 << 20, .max = int64_t{64} << 30, .modes = all_modes, .live = false,
+       .help = "Command data buffers per RDMA device, 1MiB..64GiB: registered (pinned) once and shared by every "
+               "queue on the device, in size classes from 16KiB up to twice MDTS, each an equal share. Larger lets "
+               "more large commands run at once; when a class is empty a command waits for a buffer rather than "
+               "failing. Applies at start."},
+      {.section = "rdma", .key = "use_srq", .type = T::boolean, .label = "Shared receive queue", .modes = all_modes,
+       .live = false,
+       .help = "One shared receive queue per RDMA device (nvmet-rdma's use_srq): the device's queues take command "
+               "capsules from one set of srq_size buffers instead of queue_depth each. Saves memory with many "
+               "queues; a burst over srq_size waits on the link (receiver-not-ready retries). Applies at start."},
+      {.section = "rdma", .key = "srq_size", .type = T::integer, .label = "SRQ size", .min = 256, .max = 65535,
+       .modes = all_modes, .live = false,
+       .help = "Receive buffers in the shared receive queue (nvmet-rdma's srq_size, 256..65535), capped at the "
+               "device's limit. More absorbs larger bursts over all queues; each costs a capsule buffer. Applies at "
+               "start."},
+      {.section = "rdma", .key = "comp_vector", .type = T::integer, .label = "Completion vector", .min = -1,
+       .max = 1023, .modes = all_modes, .live = false,
+       .help = "The completion vector (interrupt) of each queue's CQ: -1 spreads queues over the device's vectors "
+               "by queue ID; n puts every queue on vector n (modulo the device's count), leaving the others' CPUs "
+               "free. Shown per queue in the log at connect and in stats (comp_vector). Applies to new connections."},
+  };
+}
+
 // Defaults come from the model itself (config.hpp's initialisers), encoded as the JSON takes them.
 std::vector<Setting> build_schema() {
   const json defaults = {{"threading", to_json(ThreadingConfig{})},
                          {"budgets", to_json(BudgetConfig{})},
-                         {"tcp", to_json(TcpConfig{})}};
+                         {"tcp", to_json(TcpConfig{})},
+                         {"rdma", to_json(RdmaConfig{})}};
   std::vector<Setting> out;
-  for (auto rows : {threading_rows(), budget_rows(), tcp_rows()})
+  for (auto rows : {threading_rows(), budget_rows(), tcp_rows(), rdma_rows()})
     for (Setting& s : rows) {
       s.default_value = defaults.at(std::string(s.section)).at(std::string(s.key));
       out.push_back(std::move(s));

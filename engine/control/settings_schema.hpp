@@ -25,7 +25,7 @@ enum class SettingType {
 std::string_view to_string(SettingType t);
 
 struct Setting {
-  std::string_view section;  // "threading", "budgets" or "tcp": the configuration object
+  std::string_view section;  // "threading", "budgets", "tcp" or "rdma": the configuration object
   std::string_view key;      // "idle_poll_us"
   SettingType type;
   std::string_view label;    // a form's label, "Idle poll"

@@ -25,12 +25,11 @@ std::string BufferPool::create(ibv_pd* pd, const PoolLayout& l) {
   _layout = l;
   const size_t capsules = round_up(size_t{l.capsules} * l.capsule_size);
   const size_t cqes = round_up(size_t{l.responses} * 16);
-  _len = capsules + cqes + size_t{l.responses} * l.data_size;
+  _len = capsules + cqes;
   void* p = mmap(nullptr, _len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return std::string("cannot map ") + std::to_string(_len) + " bytes: " + std::strerror(errno);
   _base = static_cast<uint8_t*>(p);
   _cqes = _base + capsules;
-  _data = _cqes + cqes;
   // Local write: receives and RDMA READ land here. No remote access: the target initiates
   // every transfer, so no host can touch this memory.
   // An int, not the enum: verbs.h's ibv_reg_mr macro ANDs it with another enum type, which

@@ -1,7 +1,7 @@
 #pragma once
-// The memory of one RDMA queue, allocated and registered once (ibv_reg_mr is a syscall that pins
-// pages: never per command): receive buffers for command capsules, response CQEs, and command
-// data buffers. Carved in fixed slots; the queue hands out slot indices.
+// Registered memory carved in fixed slots, allocated and registered once (ibv_reg_mr is a syscall
+// that pins pages: never per command): a queue's receive buffers and response CQEs, or a device's
+// shared receive queue buffers. Command data comes from the device's DataPool (data_pool.hpp).
 #include <infiniband/verbs.h>
 
 #include <cstddef>
@@ -13,8 +13,7 @@ namespace rdma {
 struct PoolLayout {
   uint32_t capsules = 0;      // receive buffers
   uint32_t capsule_size = 0;  // SQE + in-capsule data
-  uint32_t responses = 0;     // command slots: one CQE and one data buffer each
-  uint32_t data_size = 0;     // per command slot (data + Compare scratch)
+  uint32_t responses = 0;     // command slots: one CQE each
 };
 
 class BufferPool {
@@ -32,7 +31,6 @@ class BufferPool {
   uint32_t lkey() const { return _mr ? _mr->lkey : 0; }
   uint8_t* capsule(uint32_t i) const { return _base + size_t{i} * _layout.capsule_size; }
   uint8_t* cqe(uint32_t i) const { return _cqes + size_t{i} * 16; }
-  uint8_t* data(uint32_t i) const { return _data + size_t{i} * _layout.data_size; }
   const PoolLayout& layout() const { return _layout; }
   size_t bytes() const { return _len; }
 
@@ -40,7 +38,6 @@ class BufferPool {
   PoolLayout _layout;
   uint8_t* _base = nullptr;
   uint8_t* _cqes = nullptr;
-  uint8_t* _data = nullptr;
   size_t _len = 0;
   ibv_mr* _mr = nullptr;
 };

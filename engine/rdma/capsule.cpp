@@ -13,6 +13,8 @@
 namespace rdma {
 namespace {
 inline constexpr unsigned wc_batch_size = 16;  // completions taken per ibv_poll_cq call
+// The buffer of commands without data: never written (zero bytes), but not null for memcpy.
+alignas(16) uint8_t no_data[16];
 }  // namespace
 
 unsigned RdmaQueue::poll_cq(unsigned budget) {
@@ -32,6 +34,8 @@ unsigned RdmaQueue::poll_cq(unsigned budget) {
 
 void RdmaQueue::on_completion(const ibv_wc& wc) {
   if (wc.status != IBV_WC_SUCCESS) {
+    // A receive consumed from the shared queue is this queue's to give back, whatever its fate.
+    if (_srq && wr_kind(wc.wr_id) == WrKind::recv) _device->post_srq_recv(wr_slot(wc.wr_id));
     // Flushed work requests follow a QP error or a disconnect: the first error said why.
     if (wc.status != IBV_WC_WR_FLUSH_ERR)
       fail(std::string("work request failed: ") + ibv_wc_status_str(wc.status) + " (vendor error " +
@@ -57,44 +61,94 @@ void RdmaQueue::on_completion(const ibv_wc& wc) {
 
 void RdmaQueue::on_recv(const ibv_wc& wc) {
   const uint32_t r = wr_slot(wc.wr_id);
-  if (r >= _nrecv) return fail("receive completion for an unknown buffer");
+  if (r >= (_srq ? _device->srq_size() : _nrecv)) return fail("receive completion for an unknown buffer");
   if (wc.byte_len < nvme::sqe_size) return fail("capsule of " + std::to_string(wc.byte_len) + " bytes");
   _stats.pdus_rx.add();
-  _recv_len[r] = wc.byte_len;
   if (_free.empty()) {
     // The host sent its next command before our SEND of the one it replaces completed here.
-    _pending[(_pending_head + _pending_count++) % _nrecv] = r;
+    if (_pending_count == _nrecv) return fail("more capsules than the queue's depth");
+    _pending[(_pending_head + _pending_count++) % _nrecv] = {r, wc.byte_len};
     return;
   }
-  take_capsule(r);
+  take_capsule({r, wc.byte_len});
 }
 
 // A capsule in receive buffer r becomes a command: SQE and in-capsule data are copied out, so
 // the buffer is posted again at once (before the response: the host may reuse its SQ entry
-// as soon as it sees the completion).
-void RdmaQueue::take_capsule(uint32_t r) {
+// as soon as it sees the completion). A command whose data buffer must wait keeps an
+// in-capsule receive buffer until it gets one.
+void RdmaQueue::take_capsule(Received r) {
   Command& c = _cmds[_free.back()];
   _free.pop_back();
-  const uint8_t* capsule = _pool.capsule(r);
-  std::memcpy(c.req.sqe.b.data(), capsule, nvme::sqe_size);
-  const SglResult sgl = parse_sgl(c.req.sqe, {_limits.io_icd_size, _recv_len[r] - nvme::sqe_size});
+  const uint8_t* cap = capsule(r.recv);
+  std::memcpy(c.req.sqe.b.data(), cap, nvme::sqe_size);
+  const SglResult sgl = parse_sgl(c.req.sqe, {_limits.io_icd_size, r.len - nvme::sqe_size});
   c.data = sgl.data;
   c.req.sgl_len = sgl.data.length;
+  c.req.buf_cap = _limits.mdts_bytes;  // what prepare checks the transfer against
+  c.req.buf = no_data;
   nvme::Status st = sgl.status.ok() ? _sq.prepare(c.req) : sgl.status;
-  if (st.ok() && c.data.kind == DataKind::in_capsule)
-    std::memcpy(c.req.buf, capsule + nvme::sqe_size + c.data.address, c.data.length);
-  if (!post_recv(r)) fail(std::string("ibv_post_recv: ") + std::strerror(errno));
   c.req.start_ns = exec::monotonic_ns();
   NVMT_USDT3(cmd_arrival, this, c.req.sqe.cid(), c.req.sqe.opcode());
+  c.held_recv = r.recv;
+  if (!st.ok() || c.data.kind != DataKind::in_capsule) {
+    c.held_recv = no_recv;
+    if (!repost(r.recv)) fail(std::string("ibv_post_recv: ") + std::strerror(errno));
+  }
   set_state(c, CmdState::executing);
   if (!st.ok()) return _sq.complete(c.req, st);
+  if (_buf_wait_count > 0 || !attach_buffer(c)) {  // in order: none overtakes a waiting command
+    set_state(c, CmdState::buffer_wait);
+    ++_buffer_waits;
+    _buf_wait[(_buf_wait_head + _buf_wait_count++) % _ncmds] = c.index;
+    return;
+  }
   start_command(c);
+}
+
+// The command's data buffer from the device's pool, sized for its transfer (twice for Compare,
+// whose medium data goes to the second half); false: none free, the pool wakes this queue.
+bool RdmaQueue::attach_buffer(Command& c) {
+  const bool compare = _sq.qid() != 0 && static_cast<nvme::NvmOpcode>(c.req.sqe.opcode()) == nvme::NvmOpcode::compare;
+  const uint32_t len = c.req.transfer_len;  // a response never carries more
+  c.req.buf = no_data;
+  if (len > 0) {
+    const BufferCache::Buffer b = _buffers.get(compare ? 2 * len : len);
+    if (!b.data) return false;
+    c.buffer = b;
+    c.req.buf = b.data;
+    c.req.buf_cap = compare ? len : b.size;
+  }
+  if (c.held_recv != no_recv) {
+    if (c.data.length) std::memcpy(c.req.buf, capsule(c.held_recv) + nvme::sqe_size + c.data.address, c.data.length);
+    if (!repost(c.held_recv)) fail(std::string("ibv_post_recv: ") + std::strerror(errno));
+    c.held_recv = no_recv;
+  }
+  return true;
+}
+
+void RdmaQueue::serve_buffer_waits() {
+  while (_buf_wait_count > 0) {
+    Command& c = _cmds[_buf_wait[_buf_wait_head]];
+    if (!attach_buffer(c)) return;
+    _buf_wait_head = (_buf_wait_head + 1) % _ncmds;
+    --_buf_wait_count;
+    set_state(c, CmdState::executing);
+    start_command(c);
+  }
+}
+
+void RdmaQueue::release_buffer(Command& c) {
+  if (!c.buffer.data) return;
+  _buffers.put(c.buffer);
+  c.buffer = {};
+  c.req.buf = no_data;
 }
 
 void RdmaQueue::start_command(Command& c) {
   if (c.data.kind == DataKind::keyed && c.req.dir == core::DataDir::host_to_controller) {
     set_state(c, CmdState::reading);
-    c.data_sge = make_sge(c.req.buf, c.req.transfer_len, _pool.lkey());
+    c.data_sge = make_sge(c.req.buf, c.req.transfer_len, _device->data_lkey());
     c.wr[0] = make_rdma_read(c.index, &c.data_sge, c.data);
     return post_send(&c.wr[0]);
   }
@@ -111,7 +165,7 @@ void RdmaQueue::complete(core::Request& req) {
   const bool data = req.status.ok() && req.dir == core::DataDir::controller_to_host && req.response_len > 0 &&
                     c.data.kind == DataKind::keyed;
   if (!data) return post_send(&c.wr[1]);
-  c.data_sge = make_sge(req.buf, req.response_len, _pool.lkey());
+  c.data_sge = make_sge(req.buf, req.response_len, _device->data_lkey());
   c.wr[0] = make_rdma_write(c.index, &c.data_sge, c.data, &c.wr[1]);
   post_send(&c.wr[0]);
 }
@@ -119,9 +173,11 @@ void RdmaQueue::complete(core::Request& req) {
 void RdmaQueue::on_send_done(Command& c) {
   _stats.pdus_tx.add();
   set_state(c, CmdState::free);
+  release_buffer(c);
   _free.push_back(c.index);
+  serve_buffer_waits();
   if (_pending_count == 0) return;
-  const uint32_t r = _pending[_pending_head];
+  const Received r = _pending[_pending_head];
   _pending_head = (_pending_head + 1) % _nrecv;
   --_pending_count;
   take_capsule(r);

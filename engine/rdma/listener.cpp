@@ -31,8 +31,9 @@ std::string addr_name(const sockaddr* sa) {
 }  // namespace
 
 RdmaTransport::RdmaTransport(core::Target& target, exec::Executor& executor, QueueLimits limits,
-                             const tcp::Budgets& budgets, stats::Registry& registry)
-    : _target(target), _registry(registry), _executor(&executor), _limits(limits), _budgets(budgets) {
+                             const tcp::Budgets& budgets, stats::Registry& registry, const RdmaOptions& options)
+    : _target(target), _registry(registry), _executor(&executor), _limits(limits), _options(options),
+      _budgets(budgets) {
   _epoll_fd = epoll_create1(EPOLL_CLOEXEC);
   _stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   epoll_event ev{};
@@ -47,6 +48,7 @@ RdmaTransport::~RdmaTransport() {
     std::lock_guard lk(_mutex);
     for (auto& [id, e] : _queues) delete e.queue;  // only if the executor was never stopped
     _queues.clear();
+    _devices.clear();  // after their queues: the PD and pool outlive every QP and MR on them
   }
   for (auto* id : _listen_ids) rdma_destroy_id(id);
   if (_channel) rdma_destroy_event_channel(_channel);
@@ -142,9 +144,12 @@ void RdmaTransport::on_connect_request(rdma_cm_event& ev, std::vector<rdma_cm_id
   if (_queues.size() >= _limits.max_connections)
     return reject(CmStatus::no_resources, " (max_connections " + std::to_string(_limits.max_connections) + ")"),
            rejected.push_back(id);
+  std::shared_ptr<SharedDevice> device;
+  if (auto err = device_for(id->verbs, device); !err.empty())
+    return reject(CmStatus::no_resources, " (" + err + ")"), rejected.push_back(id);
   RdmaQueue* q = nullptr;
   try {
-    q = new RdmaQueue(id, peer, _target, *_executor, _limits, _budgets);
+    q = new RdmaQueue(id, peer, _target, *_executor, _limits, _budgets, std::move(device));
   } catch (const std::exception& e) {  // bad_alloc: this connection is refused, the thread goes on
     return reject(CmStatus::no_resources, std::string(" (") + e.what() + ")"), rejected.push_back(id);
   }
@@ -165,6 +170,19 @@ void RdmaTransport::on_connect_request(rdma_cm_event& ev, std::vector<rdma_cm_id
   }
   q->set_retire_hook([this](RdmaQueue* dead_q) { on_retire(dead_q); });
   _queues[id] = Entry{q, false};
+  _target.log(core::EventLevel::info, peer + ": qid " + std::to_string(req.request.qid) + ", comp vector " +
+                                          std::to_string(q->comp_vector()) + " of " +
+                                          std::to_string(id->verbs->num_comp_vectors) + ", " +
+                                          std::to_string(q->registered_bytes()) + " bytes registered by the queue");
+}
+
+std::string RdmaTransport::device_for(ibv_context* verbs, std::shared_ptr<SharedDevice>& out) {
+  if (auto it = _devices.find(verbs); it != _devices.end()) return out = it->second, "";
+  const uint32_t capsule = nvme::sqe_size + _limits.io_icd_size;
+  if (auto err = SharedDevice::open(verbs, _options, _limits.mdts_bytes, capsule, out); !err.empty()) return err;
+  _devices[verbs] = out;
+  _target.log(core::EventLevel::info, out->describe());
+  return {};
 }
 
 // Established: the queue starts serving on the current executor.
@@ -175,7 +193,7 @@ void RdmaTransport::on_established(rdma_cm_id* id) {
   RdmaQueue* q = it->second.queue;
   it->second.attached = true;
   ++_counts.connects;
-  q->stats().set_identity({_next_queue_id++, 0, 0, {}, q->peer(), "rdma"});
+  q->stats().set_identity({_next_queue_id++, 0, 0, {}, q->peer(), "rdma", q->comp_vector()});
   _registry.add_queue(&q->stats());
   _executor->attach(*q);
 }

@@ -32,7 +32,7 @@ struct TransportStats {
 class RdmaTransport {
  public:
   RdmaTransport(core::Target& target, exec::Executor& executor, QueueLimits limits, const tcp::Budgets& budgets,
-                stats::Registry& registry);
+                stats::Registry& registry, const RdmaOptions& options = {});
   ~RdmaTransport();
   RdmaTransport(const RdmaTransport&) = delete;
   RdmaTransport& operator=(const RdmaTransport&) = delete;
@@ -60,12 +60,17 @@ class RdmaTransport {
   void on_established(rdma_cm_id* id);
   void on_retire(RdmaQueue* q);
   bool open_channel(std::string& error);
+  std::string device_for(ibv_context* verbs, std::shared_ptr<SharedDevice>& out);
 
   core::Target& _target;
   stats::Registry& _registry;
   exec::Executor* _executor;  // guarded by _mutex
   QueueLimits _limits;
+  RdmaOptions _options;
   tcp::LiveBudgets _budgets;
+  // One per device, opened by its first connection, kept until the transport goes (guarded by
+  // _mutex); each queue holds a reference, so the last queue or the transport frees it.
+  std::unordered_map<ibv_context*, std::shared_ptr<SharedDevice>> _devices;
   rdma_event_channel* _channel = nullptr;
   std::vector<rdma_cm_id*> _listen_ids;
   int _epoll_fd = -1, _stop_fd = -1;

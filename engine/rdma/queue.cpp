@@ -17,49 +17,58 @@ std::string errno_text(const char* what) { return std::string(what) + ": " + std
 }  // namespace
 
 RdmaQueue::RdmaQueue(rdma_cm_id* id, std::string peer, core::Target& target, exec::Executor& executor,
-                     const QueueLimits& limits, const tcp::LiveBudgets& budgets)
-    : _id(id), _peer(std::move(peer)), _target(target), _executor(&executor), _limits(limits),
-      _live_budgets(budgets), _ioctx(limits.queue_depth), _sq(target, *this, _stats) {}
+                     const QueueLimits& limits, const tcp::LiveBudgets& budgets, std::shared_ptr<SharedDevice> device)
+    : _device(std::move(device)), _id(id), _peer(std::move(peer)), _target(target), _executor(&executor),
+      _limits(limits), _live_budgets(budgets), _buffers(_device->data(), *this), _ioctx(limits.queue_depth),
+      _sq(target, *this, _stats) {}
 
 RdmaQueue::~RdmaQueue() {
-  // The QP first: the device stops touching the pool before it is unregistered.
+  _device->data().forget(this);  // first: another queue returning buffers must not wake this one now
+  // The QP first: the device stops touching the buffers before they are unregistered or reused.
   if (_qp) rdma_destroy_qp(_id);
+  if (_srq && _cmds) return_srq_receives();
   if (_cq) ibv_destroy_cq(_cq);
   if (_channel) ibv_destroy_comp_channel(_channel);
   _pool.deregister();
-  if (_pd) ibv_dealloc_pd(_pd);
   rdma_destroy_id(_id);
+  // Buffers of commands still out return with the cache, after _ioctx (backend I/O) has gone.
+  for (uint32_t i = 0; _cmds && i < _ncmds; ++i)
+    if (_cmds[i].buffer.data) _buffers.keep(_cmds[i].buffer);
 }
 
 std::string RdmaQueue::setup(const CmRequestResult& req) {
   ibv_context* verbs = _id->verbs;
+  ibv_pd* pd = _device->pd();
   _admin = req.request.qid == 0;
+  _srq = _device->srq() != nullptr;
   _nrecv = req.recv_depth;
   // One command slot per command the host may have outstanding; a capsule that arrives while
   // the slot of its predecessor still awaits its SEND completion waits in _pending.
   _ncmds = req.recv_depth;
-  if (!(_pd = ibv_alloc_pd(verbs))) return errno_text("ibv_alloc_pd");
   if (!(_channel = ibv_create_comp_channel(verbs))) return errno_text("ibv_create_comp_channel");
   fcntl(_channel->fd, F_SETFL, fcntl(_channel->fd, F_GETFL) | O_NONBLOCK);
   // Signaled completions: a receive per capsule, a READ and a SEND per command.
   const int cqe = static_cast<int>(_nrecv + 2 * _ncmds);
-  const int vector = verbs->num_comp_vectors > 0 ? req.request.qid % verbs->num_comp_vectors : 0;
-  if (!(_cq = ibv_create_cq(verbs, cqe, this, _channel, vector))) return errno_text("ibv_create_cq");
+  _comp_vector = choose_comp_vector(_device->options().comp_vector, req.request.qid, verbs->num_comp_vectors);
+  if (!(_cq = ibv_create_cq(verbs, cqe, this, _channel, _comp_vector))) return errno_text("ibv_create_cq");
   ibv_qp_init_attr qa{};
   qa.send_cq = qa.recv_cq = _cq;
+  qa.srq = _device->srq();  // receives come from the device's SRQ, completions still to _cq
   qa.qp_type = IBV_QPT_RC;
   qa.cap.max_send_wr = 2 * _ncmds;  // WRITE + SEND per command at most
-  qa.cap.max_recv_wr = _nrecv;
-  qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
-  if (rdma_create_qp(_id, _pd, &qa) != 0) return errno_text("rdma_create_qp");
+  qa.cap.max_recv_wr = _srq ? 0 : _nrecv;
+  qa.cap.max_send_sge = 1;
+  qa.cap.max_recv_sge = _srq ? 0 : 1;
+  if (rdma_create_qp(_id, pd, &qa) != 0) return errno_text("rdma_create_qp");
   _qp = true;
-  const PoolLayout layout{_nrecv, nvme::sqe_size + _limits.io_icd_size, _ncmds, 2 * _limits.mdts_bytes};
-  if (auto err = _pool.create(_pd, layout); !err.empty()) return err;
+  // Data buffers come from the device's pool; the queue registers only capsules and CQEs.
+  const PoolLayout layout{_srq ? 0 : _nrecv, nvme::sqe_size + _limits.io_icd_size, _ncmds};
+  if (auto err = _pool.create(pd, layout); !err.empty()) return err;
   try {
     _cmds.reset(new Command[_ncmds]);
     _recv_sge.reset(new ibv_sge[_nrecv]);
-    _recv_len.assign(_nrecv, 0);
-    _pending.assign(_nrecv, 0);
+    _pending.assign(_nrecv, {});
+    _buf_wait.assign(_ncmds, 0);
     _free.reserve(_ncmds);
   } catch (const std::bad_alloc&) {
     return "out of memory for " + std::to_string(_ncmds) + " command slots";
@@ -68,12 +77,11 @@ std::string RdmaQueue::setup(const CmRequestResult& req) {
     Command& c = _cmds[i];
     c.index = i;
     c.req.sq = &_sq;
-    c.req.buf = _pool.data(i);
     c.req.buf_cap = _limits.mdts_bytes;
     c.cqe_sge = make_sge(_pool.cqe(i), nvme::cqe_size, _pool.lkey());
     _free.push_back(i);
   }
-  for (uint32_t i = 0; i < _nrecv; ++i) {
+  for (uint32_t i = 0; !_srq && i < _nrecv; ++i) {
     _recv_sge[i] = make_sge(_pool.capsule(i), layout.capsule_size, _pool.lkey());
     if (!post_recv(i)) return errno_text("ibv_post_recv");
   }
@@ -82,6 +90,8 @@ std::string RdmaQueue::setup(const CmRequestResult& req) {
 }
 
 std::array<int, 2> RdmaQueue::fds() const { return {_channel ? _channel->fd : -1, _ioctx.notify_fd()}; }
+
+bool RdmaQueue::repost(uint32_t r) { return _srq ? _device->post_srq_recv(r) : post_recv(r); }
 
 bool RdmaQueue::post_recv(uint32_t i) {
   ibv_recv_wr wr = make_recv(i, &_recv_sge[i]);
@@ -148,6 +158,7 @@ exec::Progress RdmaQueue::io_work() {
   unsigned ops = 0;
   bool progress = true;
   while (progress && !_closing && ops < b.ops_per_pass) {
+    serve_buffer_waits();
     const unsigned cq = poll_cq(b.recv_pdus + b.send_pdus);
     _ioctx.flush_submissions();
     const unsigned done = _ioctx.inflight() ? _ioctx.reap(b.reap_batch, [this](backend::Io& io) {
@@ -164,6 +175,9 @@ exec::Progress RdmaQueue::io_work() {
     _executor->watch_fd(*this, _ioctx.notify_fd());
   }
   if (_closing) {
+    if (_buffer_waits)
+      _target.log(core::EventLevel::info, _peer + ": " + std::to_string(_buffer_waits) +
+                                              " commands waited for a data buffer (rdma.data_pool_bytes)");
     rdma_disconnect(_id);  // the host learns at once; flushed requests are not waited for
     _sq.unbind();
     std::lock_guard lk(_exec_mu);
@@ -178,6 +192,19 @@ exec::Progress RdmaQueue::io_work() {
     return exec::Progress::more;
   }
   return exec_level_rearm && _ioctx.consume_notifications() ? exec::Progress::more : exec::Progress::idle;
+}
+
+// The shared receive queue's buffers this queue took and never gave back: receives completed on
+// its CQ but not handled, capsules waiting for a slot, in-capsule data waiting for a buffer.
+// Without this, every closed queue would shrink the device's SRQ.
+void RdmaQueue::return_srq_receives() {
+  ibv_wc wc;
+  while (ibv_poll_cq(_cq, 1, &wc) > 0)
+    if (wr_kind(wc.wr_id) == WrKind::recv) _device->post_srq_recv(wr_slot(wc.wr_id));
+  for (; _pending_count > 0; --_pending_count, _pending_head = (_pending_head + 1) % _nrecv)
+    _device->post_srq_recv(_pending[_pending_head].recv);
+  for (uint32_t i = 0; i < _ncmds; ++i)
+    if (_cmds[i].held_recv != no_recv) _device->post_srq_recv(_cmds[i].held_recv);
 }
 
 void RdmaQueue::retire() {

@@ -4,6 +4,8 @@
 // WRITE (host reads); the response goes back in a SEND (with invalidate where the host asked).
 // The CQ is polled by the queue's io_work, so every execution model applies: poll threads call
 // io_work in a loop, event modes wait on the completion channel's fd (fds()[0]).
+// Data buffers come from the device's shared pool through the queue's own cache; a command that
+// finds none waits in the queue's buffer_wait ring and the pool wakes the queue (kick) later.
 // Everything here runs on the thread executing this queue's io_work, as for TCP.
 #include <rdma/rdma_cma.h>
 
@@ -19,6 +21,7 @@
 #include "engine/exec/executor.hpp"
 #include "engine/rdma/buffer_pool.hpp"
 #include "engine/rdma/cm_private_data.hpp"
+#include "engine/rdma/shared_device.hpp"
 #include "engine/rdma/sgl.hpp"
 #include "engine/stats/registry.hpp"
 #include "engine/tcp/queue.hpp"  // tcp::LiveBudgets: the io_work budgets every transport shares
@@ -33,20 +36,24 @@ struct QueueLimits {
   uint32_t max_connections = 4096;  // connect requests beyond this are rejected (no resources)
 };
 
-// Per-command state, changed only through RdmaQueue::set_state.
-enum class CmdState : uint8_t { free, reading, executing, sending };
+// Per-command state, changed only through RdmaQueue::set_state. buffer_wait: the device's data
+// pool had no buffer of the size the command needs; it waits (in order) for one to come back.
+enum class CmdState : uint8_t { free, buffer_wait, reading, executing, sending };
 
-class RdmaQueue final : public exec::Task, public core::TransportQueue {
+class RdmaQueue final : public exec::Task, public core::TransportQueue, private DataPool::Waiter {
  public:
-  // Takes ownership of id (a connect request's id); setup() creates the verbs resources.
+  // Takes ownership of id (a connect request's id); setup() creates the verbs resources on
+  // device's PD, drawing data buffers from its pool.
   RdmaQueue(rdma_cm_id* id, std::string peer, core::Target& target, exec::Executor& executor,
-            const QueueLimits& limits, const tcp::LiveBudgets& budgets);
+            const QueueLimits& limits, const tcp::LiveBudgets& budgets, std::shared_ptr<SharedDevice> device);
   ~RdmaQueue() override;
 
   // Sizes the queue for the CM request: PD, completion channel, CQ, QP, registered pool,
   // receives posted. "" or why not (the request is then rejected with no_resources).
   std::string setup(const CmRequestResult& req);
   uint16_t recv_depth() const { return static_cast<uint16_t>(_nrecv); }
+  int comp_vector() const { return _comp_vector; }
+  size_t registered_bytes() const { return _pool.bytes(); }  // this queue's own: capsules, CQEs
 
   // exec::Task
   exec::Progress io_work() override;
@@ -80,14 +87,27 @@ class RdmaQueue final : public exec::Task, public core::TransportQueue {
     DataDescriptor data;
     CmdState state = CmdState::free;
     uint32_t index = 0;
+    BufferCache::Buffer buffer;  // from the device's pool while the command holds one
+    uint32_t held_recv = no_recv;  // in-capsule data still in this receive buffer (buffer_wait)
     ibv_sge data_sge{}, cqe_sge{};
     ibv_send_wr wr[2]{};
+  };
+  static constexpr uint32_t no_recv = ~0u;
+  struct Received {
+    uint32_t recv = 0, len = 0;
   };
 
   unsigned poll_cq(unsigned budget);
   void on_completion(const ibv_wc& wc);
   void on_recv(const ibv_wc& wc);
-  void take_capsule(uint32_t recv);
+  void take_capsule(Received r);
+  bool attach_buffer(Command& c);
+  void serve_buffer_waits();
+  void release_buffer(Command& c);
+  void return_srq_receives();
+  void buffers_returned() override { kick(); }
+  uint8_t* capsule(uint32_t r) const { return _srq ? _device->srq_capsule(r) : _pool.capsule(r); }
+  bool repost(uint32_t r);
   void on_send_done(Command& c);
   void start_command(Command& c);
   bool post_recv(uint32_t i);
@@ -97,6 +117,7 @@ class RdmaQueue final : public exec::Task, public core::TransportQueue {
   void drain_channel();
   void identify();
 
+  std::shared_ptr<SharedDevice> _device;  // first: outlives everything registered on its PD
   rdma_cm_id* _id;
   std::string _peer;
   core::Target& _target;
@@ -106,20 +127,26 @@ class RdmaQueue final : public exec::Task, public core::TransportQueue {
   bool _kicks_closed = false;  // guarded by _exec_mu: set by the closing pass
   QueueLimits _limits;
   const tcp::LiveBudgets& _live_budgets;
-  ibv_pd* _pd = nullptr;
   ibv_comp_channel* _channel = nullptr;
+  bool _srq = false;
+  int _comp_vector = 0;
   ibv_cq* _cq = nullptr;
   bool _qp = false;
-  BufferPool _pool;  // before _ioctx: outlives backend I/O still in flight at destruction
+  BufferPool _pool;  // receive buffers (without SRQ) and response CQEs
+  // Before _ioctx: the buffers go back to the device only after backend I/O into them ended.
+  BufferCache _buffers;
   backend::IoContext _ioctx;
   core::SubmissionQueue _sq;
   std::unique_ptr<Command[]> _cmds;
   std::vector<uint32_t> _free;
   std::unique_ptr<ibv_sge[]> _recv_sge;
-  std::vector<uint32_t> _recv_len;  // bytes received in each receive buffer
-  // Receives whose capsule waits for a free command slot (FIFO ring of receive indices).
-  std::vector<uint32_t> _pending;
+  // Receives whose capsule waits for a free command slot (FIFO ring).
+  std::vector<Received> _pending;
   uint32_t _pending_head = 0, _pending_count = 0;
+  // Commands waiting for a data buffer (FIFO ring of command slots).
+  std::vector<uint32_t> _buf_wait;
+  uint32_t _buf_wait_head = 0, _buf_wait_count = 0;
+  uint64_t _buffer_waits = 0;  // commands that waited for a data buffer (logged at close)
   uint32_t _nrecv = 0, _ncmds = 0;
   std::atomic<bool> _disconnected{false};
   bool _closing = false, _admin = false, _identified = false, _ring_watched = false;

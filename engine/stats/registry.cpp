@@ -26,6 +26,7 @@ QueueRow QueueStats::read() const {
   r.subnqn = std::move(id.subnqn);
   r.peer = std::move(id.peer);
   r.io_mechanism = std::move(id.io_mechanism);
+  r.comp_vector = id.comp_vector;
   r.worker = worker.load(std::memory_order_relaxed);
   r.incoming_cpu = incoming_cpu.load(std::memory_order_relaxed);
   r.commands = commands.get();
@@ -109,6 +110,7 @@ QueueRow difference(const QueueRow& now, const QueueRow& before) {
   d.subnqn = now.subnqn;
   d.peer = now.peer;
   d.io_mechanism = now.io_mechanism;
+  d.comp_vector = now.comp_vector;
   d.worker = now.worker;
   d.incoming_cpu = now.incoming_cpu;
   d.commands = minus(now.commands, before.commands);

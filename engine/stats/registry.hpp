@@ -25,6 +25,7 @@ struct QueueIdentity {
   std::string subnqn;
   std::string peer;
   std::string io_mechanism;  // "epoll" | "io_uring": how the queue reads its socket
+  int comp_vector = -1;      // RDMA: its CQ's completion vector; -1 for other transports
 };
 
 struct alignas(64) QueueStats {

@@ -18,6 +18,7 @@ struct QueueRow {
   std::string subnqn;
   std::string peer;
   std::string io_mechanism;  // "epoll" | "io_uring"
+  int comp_vector = -1;      // RDMA: its CQ's completion vector; -1 for other transports
   int worker = -1;           // worker index running its io_work now (-1 = none)
   int incoming_cpu = -1;     // SO_INCOMING_CPU when the queue was last placed (-1 = unknown)
   uint64_t commands = 0, read_bytes = 0, write_bytes = 0, pdus_rx = 0, pdus_tx = 0;

@@ -33,6 +33,10 @@ std::vector<ConfigError> parse_one(const Setting& s, const json& value) {
     control::BudgetConfig b;
     return control::parse_budgets(v, path, b);
   }
+  if (s.section == "rdma") {
+    control::RdmaConfig r;
+    return control::parse_rdma(v, path, r);
+  }
   control::TcpConfig t;
   return control::parse_tcp(v, path, t);
 }
@@ -45,7 +49,7 @@ std::string describe(const std::vector<ConfigError>& errors) {
 
 TEST(SettingsSchema, CoversEveryTuningKeyOnce) {
   const auto& all = control::settings_schema();
-  ASSERT_EQ(all.size(), 11u + 6u + 10u);  // threading, budgets, tcp keys of README's table
+  ASSERT_EQ(all.size(), 11u + 6u + 10u + 4u);  // threading, budgets, tcp, rdma keys of README's table
   for (const Setting& s : all) {
     EXPECT_EQ(std::count_if(all.begin(), all.end(), [&](const Setting& o) { return o.path() == s.path(); }), 1)
         << s.path();
@@ -60,7 +64,8 @@ TEST(SettingsSchema, CoversEveryTuningKeyOnce) {
 TEST(SettingsSchema, EveryDefaultValidatesAndIsTheModelsDefault) {
   const json model = {{"threading", control::to_json(control::ThreadingConfig{})},
                       {"budgets", control::to_json(control::BudgetConfig{})},
-                      {"tcp", control::to_json(control::TcpConfig{})}};
+                      {"tcp", control::to_json(control::TcpConfig{})},
+                      {"rdma", control::to_json(control::RdmaConfig{})}};
   for (const Setting& s : control::settings_schema()) {
     EXPECT_TRUE(parse_one(s, s.default_value).empty()) << s.path() << "\n" << describe(parse_one(s, s.default_value));
     EXPECT_EQ(s.default_value, model[std::string(s.section)][std::string(s.key)]) << s.path();
@@ -134,10 +139,12 @@ TEST(SettingsSchema, EnumsAcceptTheirValuesAndListThemWhenRefusing) {
 
 // The parser's allowed keys are the schema's: an unknown key lists exactly them, in order.
 TEST(SettingsSchema, UnknownKeyListsTheSchemasKeys) {
-  for (std::string section : {"threading", "budgets", "tcp"}) {
+  for (std::string section : {"threading", "budgets", "tcp", "rdma"}) {
     std::string list;
     for (auto k : control::setting_keys(section)) list += (list.empty() ? "" : ", ") + std::string(k);
-    Setting probe{.section = section == "threading" ? "threading" : section == "budgets" ? "budgets" : "tcp",
+    Setting probe{.section = section == "threading" ? "threading" : section == "budgets" ? "budgets"
+                             : section == "tcp"     ? "tcp"
+                                                    : "rdma",
                   .key = "zzzzzzzzzzzz", .type = SettingType::integer};
     auto errors = parse_one(probe, 1);
     ASSERT_EQ(errors.size(), 1u) << section;

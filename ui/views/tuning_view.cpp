@@ -35,6 +35,7 @@ QString error_style() { return "color: #d03030;"; }
 QString section_heading(std::string_view section) {
   if (section == "threading") return "Execution model";
   if (section == "budgets") return "Budgets (per io_work)";
+  if (section == "rdma") return "RDMA transport (applies at start: set in the configuration)";
   return "TCP transport (applies at start: set in the configuration)";
 }
 
@@ -85,7 +86,8 @@ TuningView::TuningView(EngineSession& session, QWidget* parent) : QWidget(parent
     }
     Row row{&f, make_editor(f), new QLabel(form_box), 0};
     row.editor->setToolTip(tooltip_of(f));
-    row.editor->setEnabled(f.section != "tcp");  // no tcp.set: transport settings take effect at start
+    // No tcp.set or rdma.set: transport settings take effect at start.
+    row.editor->setEnabled(f.section != "tcp" && f.section != "rdma");
     row.error->setStyleSheet(error_style());
     row.error->setWordWrap(true);
     row.error->hide();
