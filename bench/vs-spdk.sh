@@ -23,6 +23,10 @@ workloads=${WORKLOADS:-"4k-randread-qd32 4k-randread-qd1 4k-randwrite-qd32 128k-
 # The syscall count needs the raw_syscalls tracepoint, which slows every syscall on the machine:
 # it is taken in one extra run per variant and workload, after the measured rounds.
 count_syscalls=${SYSCALLS:-1}
+# spdk_nvme_perf -L (software latency tracking: the avg and p99 columns) costs the initiator
+# per I/O; LATENCY=0 drops it to see whether the initiator was the limit.
+latency_flag=-L
+[ "${LATENCY:-1}" = 0 ] && latency_flag=
 out_dir=${OUT:-$(mktemp -d /tmp/nvmetune-vs-spdk.XXXXXX)}
 mkdir -p "$out_dir"
 nqn=nqn.2026-12.io.nvmetune:vs-spdk
@@ -139,7 +143,7 @@ measure() {  # measure ROUND VARIANT WORKLOAD [syscalls]
   [ "$round" = syscalls ] && txt=$out_dir/syscalls-$v-$w.txt
   args=$(perf_args "$w") || { echo "unknown workload $w" >&2; return 1; }
   # shellcheck disable=SC2086
-  run_perf "$txt" $((time_s + ramp_s)) $args -L &
+  run_perf "$txt" $((time_s + ramp_s)) $args $latency_flag &
   local p=$!
   sleep "$ramp_s"
   t0=$(ticks "$tpid")
