@@ -2,6 +2,7 @@
 
 #include <liburing.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <linux/time_types.h>
@@ -17,16 +18,18 @@ namespace backend {
 
 namespace {
 
-// Ring flags. IORING_SETUP_COOP_TASKRUN is deliberately NOT used: completions are posted by
-// task work on the submitting thread, and with COOP_TASKRUN that thread is not woken for it. Our
-// workers sleep in epoll_wait on the ring's eventfd, so a completion would wait (ms, measured:
-// a 2 ms timer reaped at 8-48 ms) until something else woke the thread. Without it the kernel
-// notifies the sleeping thread, posts the CQE, and the eventfd wakes the worker.
-// IORING_SETUP_SINGLE_ISSUER is not used either: it binds the ring to the thread that created it
-// and io_uring_enter from any other thread fails with -EEXIST (verified on this kernel). A
-// queue's io_work moves between threads (unbound pool, live executor switching), so the ring
-// must accept submissions from whichever thread runs io_work next.
-constexpr unsigned preferred_ring_flags = 0;
+// Ring flags of a shared ring. IORING_SETUP_COOP_TASKRUN is deliberately NOT used: completions
+// are posted by task work on the submitting thread, and with COOP_TASKRUN that thread is not woken
+// for it. Our workers sleep in epoll_wait on the ring's eventfd, so a completion would wait (ms,
+// measured: a 2 ms timer reaped at 8-48 ms) until something else woke the thread.
+constexpr unsigned shared_ring_flags = 0;
+// An owned ring: task work is deferred to the owner (run when it asks for events: liburing's
+// peek does when the kernel sets IORING_SQ_TASKRUN), and the kernel signals the eventfd when such
+// work is queued, so a worker asleep in epoll_wait still wakes. R_DISABLED: the ring is created
+// on the accepting thread, and SINGLE_ISSUER binds it to the thread that enables it, the queue's
+// worker at its first submit. Needs Linux 6.1; older kernels get a shared ring.
+constexpr unsigned owned_ring_flags =
+    IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_R_DISABLED;
 
 // CQEs taken from the ring per peek; reap() loops until max or the ring is empty.
 constexpr unsigned reap_batch = 32;
@@ -100,25 +103,64 @@ IoContext::~IoContext() {
 io_uring* IoContext::ring() {
   if (_ring != nullptr || _setup_failed) return _ring;
   auto* r = new io_uring{};
-  int ret = io_uring_queue_init(_entries, r, preferred_ring_flags);
-  int efd = -1;
+  bool owned = _want_owned;
+  int ret = io_uring_queue_init(_entries, r, owned ? owned_ring_flags : shared_ring_flags);
+  if (ret == -EINVAL && owned) {
+    owned = false;  // a kernel before 6.1: no deferred task work
+    ret = io_uring_queue_init(_entries, r, shared_ring_flags);
+  }
+  if (ret == 0 && _event_fd < 0) {
+    // The eventfd outlives rings (close_ring): the executor watches this one fd throughout.
+    _event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (_event_fd < 0) ret = -errno;
+    if (ret < 0) io_uring_queue_exit(r);
+  }
   if (ret == 0) {
-    efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    ret = efd < 0 ? -errno : io_uring_register_eventfd(r, efd);
+    ret = io_uring_register_eventfd(r, _event_fd);
     if (ret < 0) io_uring_queue_exit(r);
   }
   if (ret < 0) {
     // Without an eventfd the executor could not learn of completions: treat it as no ring,
     // so backends fall back to synchronous I/O, which is always correct. Not retried.
-    if (efd >= 0) close(efd);
     delete r;
     _setup_failed = true;
     errno = -ret;
     return nullptr;
   }
   _ring = r;
-  _event_fd = efd;
+  _owned = owned;
+  _enabled = !owned;
+  _owner_tid = 0;
   return _ring;
+}
+
+bool IoContext::usable_here() const { return !_owned || !_enabled || _owner_tid == gettid(); }
+
+void IoContext::enable_here() {
+  _enabled = true;
+  _owner_tid = gettid();
+  // liburing 2.3 declares io_uring_enable_rings but does not export it.
+  (void)syscall(__NR_io_uring_register, _ring->ring_fd, IORING_REGISTER_ENABLE_RINGS, nullptr, 0);
+}
+
+bool IoContext::close_ring(const std::function<void(Io&)>& done) {
+  if (_ring == nullptr) return true;
+  if (!usable_here()) return false;
+  if (_enabled) {
+    flush_submissions();
+    while (_inflight > 0) {
+      if (reap(_inflight, done) > 0) continue;
+      io_uring_cqe* cqe = nullptr;
+      if (const int ret = io_uring_wait_cqe(_ring, &cqe); ret < 0 && ret != -EINTR) break;
+    }
+  }
+  // A ring never enabled never submitted: its queued SQEs go with it.
+  _inflight -= std::min(_inflight, _unsubmitted);
+  _unsubmitted = 0;
+  io_uring_queue_exit(_ring);
+  delete _ring;
+  _ring = nullptr;
+  return true;
 }
 
 bool IoContext::complete_after(Io& io, uint64_t delay_ns) {
@@ -154,6 +196,7 @@ io_uring_sqe* IoContext::foreign_sqe() {
 void IoContext::wait_foreign(const std::function<bool()>& done) {
   if (_ring == nullptr) return;
   flush_submissions();
+  if (!_enabled) return;  // nothing was ever submitted: nothing to wait for
   while (!done()) {
     io_uring_cqe* cqe = nullptr;
     const int ret = io_uring_wait_cqe(_ring, &cqe);
@@ -171,6 +214,7 @@ void IoContext::wait_foreign(const std::function<bool()>& done) {
 
 void IoContext::flush_submissions() {
   if (_ring == nullptr || _unsubmitted == 0) return;
+  if (!_enabled) enable_here();
   int ret = io_uring_submit(_ring);
   // On -EAGAIN/-EBUSY/-EINTR the SQEs stay queued in the ring; the next pass retries them.
   if (ret <= 0) return;
@@ -200,7 +244,7 @@ bool IoContext::consume_notifications() {
   // EAGAIN only means nothing was signalled.
   uint64_t counter;
   [[maybe_unused]] ssize_t drained = read(_event_fd, &counter, sizeof counter);
-  return io_uring_cq_ready(_ring) > 0;
+  return io_uring_cq_ready(_ring) > 0 || (IO_URING_READ_ONCE(*_ring->sq.kflags) & IORING_SQ_TASKRUN) != 0;
 }
 
 }  // namespace backend

@@ -100,6 +100,10 @@ class Executor {
   virtual void release(Task& task, std::function<void(Task&)> handover) = 0;
   // Tasks currently attached (control path; for switching every queue).
   virtual std::vector<Task*> tasks() const = 0;
+  // Whether every io_work of a task runs on one thread for as long as the task is attached
+  // here (then the handover of release() runs on that thread too): a queue may then give its
+  // io_uring to that thread alone (IoContext::set_owned).
+  virtual bool keeps_tasks_on_one_thread() const { return false; }
   // The executor's threads: tid, name, the CPUs each is allowed.
   struct ThreadInfo {
     int tid = 0;

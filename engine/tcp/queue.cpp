@@ -55,6 +55,7 @@ TcpQueue::TcpQueue(int fd, std::string peer, core::Target& target, exec::Executo
   _boot->req.buf = _boot_buf.get();
   _boot->req.buf_cap = boot_buf_size;
   _tx.resize(boot_tx_items);
+  _ioctx.set_owned(executor.keeps_tasks_on_one_thread());
   if (mechanism == IoMechanism::io_uring) {
     std::string error;
     _usock = std::make_unique<UringSocket>(_fd, _ioctx, error);
@@ -162,6 +163,21 @@ unsigned TcpQueue::resume_deferred() {
   return n;
 }
 
+// The handover of a live switch, on the thread that ran the queue: an owned ring cannot follow
+// the queue to another thread, and a shared one would not defer its completion work; the next
+// pass, on the new executor, opens a ring of the kind it wants.
+void TcpQueue::move_ring(bool owned) {
+  const bool moved = (!_usock || _usock->detach()) &&
+                     _ioctx.close_ring([this](backend::Io& io) { _sq.on_backend_done(io); });
+  if (!moved) {
+    // Only when a stopping worker hands the queue over from elsewhere: keep the ring (and
+    // the thread it is bound to) rather than drop operations in flight.
+    _target.log(core::EventLevel::warning, "queue " + _peer + " keeps its io_uring across the switch");
+    return;
+  }
+  _ioctx.set_owned(owned);
+}
+
 unsigned TcpQueue::reap(unsigned budget) {
   if (_ioctx.inflight() == 0 && !_usock) return 0;
   return _ioctx.reap(budget, [this](backend::Io& io) { _sq.on_backend_done(io); });
@@ -174,6 +190,8 @@ void TcpQueue::kick() {
 
 void TcpQueue::set_executor(exec::Executor& e) {
   std::lock_guard lk(_exec_mu);
+  const bool owned = e.keeps_tasks_on_one_thread();
+  if (_ioctx.owned() || owned) move_ring(owned);
   _executor = &e;
   _ring_watched = false;  // the new executor must watch the backend ring too
 }

@@ -175,6 +175,7 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   void free_command(Command& c);
   void set_state(Command& c, CmdState s);
   unsigned reap(unsigned budget);
+  void move_ring(bool owned);
   unsigned resume_deferred();
   Digests digests() const { return {_neg.hdgst, _neg.ddgst}; }
 

@@ -23,11 +23,6 @@ void* map_pages(size_t bytes) {
 }  // namespace
 
 UringSocket::UringSocket(int fd, backend::IoContext& ctx, std::string& error) : _fd(fd), _ctx(ctx) {
-  io_uring* ring = ctx.ring();
-  if (ring == nullptr) {
-    error = std::string("io_uring setup failed: ") + std::strerror(errno);
-    return;
-  }
   // The buffer ring itself must be page aligned (the kernel pins it); the buffers follow it in
   // the same mapping so a queue costs one mmap.
   _br_bytes = sizeof(io_uring_buf) * buffer_count;
@@ -37,39 +32,73 @@ UringSocket::UringSocket(int fd, backend::IoContext& ctx, std::string& error) : 
     error = std::string("cannot map receive buffers: ") + std::strerror(errno);
     return;
   }
-  auto* br = static_cast<io_uring_buf_ring*>(mem);
+  _br = static_cast<io_uring_buf_ring*>(mem);
+  _bufs = static_cast<uint8_t*>(mem) + _br_bytes;
+  if (!attach(error)) {
+    munmap(mem, total);
+    _br = nullptr;
+  }
+}
+
+bool UringSocket::attach(std::string& error) {
+  io_uring* ring = _ctx.ring();
+  if (ring == nullptr) {
+    error = std::string("io_uring setup failed: ") + std::strerror(errno);
+    return false;
+  }
   io_uring_buf_reg reg{};
-  reg.ring_addr = reinterpret_cast<uintptr_t>(br);
+  reg.ring_addr = reinterpret_cast<uintptr_t>(_br);
   reg.ring_entries = buffer_count;
   reg.bgid = buffer_group;
   if (const int ret = io_uring_register_buf_ring(ring, &reg, 0); ret < 0) {
     error = std::string("provided buffer ring refused: ") + std::strerror(-ret);
-    munmap(mem, total);
-    return;
+    return false;
   }
-  _br = br;
-  _bufs = static_cast<uint8_t*>(mem) + _br_bytes;
   io_uring_buf_ring_init(_br);
-  for (unsigned i = 0; i < buffer_count; ++i)
+  // Buffers still holding unread chunks (from before a move) go back as they are consumed.
+  bool held[buffer_count] = {};
+  for (unsigned i = 0; i < _count; ++i) held[_fifo[(_head + i) % buffer_count].bid] = true;
+  int added = 0;
+  for (unsigned i = 0; i < buffer_count; ++i) {
+    if (held[i]) continue;
     io_uring_buf_ring_add(_br, _bufs + size_t{i} * buffer_size, buffer_size, static_cast<uint16_t>(i),
-                          io_uring_buf_ring_mask(buffer_count), static_cast<int>(i));
-  io_uring_buf_ring_advance(_br, buffer_count);
-  ctx.set_foreign_sink(this);
-  arm_recv();
+                          io_uring_buf_ring_mask(buffer_count), added++);
+  }
+  io_uring_buf_ring_advance(_br, added);
+  _attached = true;
+  _ctx.set_foreign_sink(this);
+  if (!_eof) arm_recv();
+  return true;
+}
+
+void UringSocket::cancel_and_wait() {
+  if (!_recv_armed && !_poll_armed) return;
+  if (io_uring_sqe* sqe = _ctx.foreign_sqe()) {
+    // Every operation of ours on this fd: the multishot receive and a pending poll.
+    io_uring_prep_cancel_fd(sqe, _fd, IORING_ASYNC_CANCEL_ALL);
+    io_uring_sqe_set_data64(sqe, tag(op_cancel));
+  }
+  _ctx.wait_foreign([this] { return !_recv_armed && !_poll_armed; });
+}
+
+bool UringSocket::detach() {
+  if (!_attached) return true;
+  if (!_ctx.usable_here()) return false;
+  cancel_and_wait();
+  // The registration goes with the ring; the buffers and the chunks in them are ours.
+  io_uring_unregister_buf_ring(_ctx.ring(), buffer_group);
+  _ctx.set_foreign_sink(nullptr);
+  _attached = false;
+  return true;
 }
 
 UringSocket::~UringSocket() {
   if (_br == nullptr) return;
-  if (_recv_armed || _poll_armed) {
-    if (io_uring_sqe* sqe = _ctx.foreign_sqe()) {
-      // Every operation of ours on this fd: the multishot receive and a pending poll.
-      io_uring_prep_cancel_fd(sqe, _fd, IORING_ASYNC_CANCEL_ALL);
-      io_uring_sqe_set_data64(sqe, tag(op_cancel));
-    }
-    _ctx.wait_foreign([this] { return !_recv_armed && !_poll_armed; });
+  if (_attached) {
+    cancel_and_wait();
+    _ctx.set_foreign_sink(nullptr);
+    io_uring_unregister_buf_ring(_ctx.ring(), buffer_group);
   }
-  _ctx.set_foreign_sink(nullptr);
-  io_uring_unregister_buf_ring(_ctx.ring(), buffer_group);
   munmap(_br, _br_bytes + size_t{buffer_count} * buffer_size);
 }
 
@@ -112,7 +141,7 @@ void UringSocket::arm_recv() {
 }
 
 void UringSocket::want_writable() {
-  if (_poll_armed || _br == nullptr) return;
+  if (_poll_armed || !_attached) return;
   io_uring_sqe* sqe = _ctx.foreign_sqe();
   if (sqe == nullptr) return;
   io_uring_prep_poll_add(sqe, _fd, POLLOUT);
@@ -144,12 +173,18 @@ void UringSocket::on_cqe(uint64_t user_data, int32_t res, uint32_t flags) {
 }
 
 void UringSocket::recycle(uint16_t bid) {
+  if (!_attached) return;  // attach() hands every buffer no chunk holds to the new ring
   io_uring_buf_ring_add(_br, _bufs + size_t{bid} * buffer_size, buffer_size, bid,
                         io_uring_buf_ring_mask(buffer_count), 0);
   io_uring_buf_ring_advance(_br, 1);
 }
 
 ssize_t UringSocket::read(std::span<uint8_t> dst) {
+  if (!_attached) {
+    // First read on a new thread after a move: the ring is new too.
+    std::string error;
+    if (!attach(error)) _eof = true;
+  }
   size_t copied = 0;
   while (_count > 0 && copied < dst.size()) {
     Chunk& c = _fifo[_head];
@@ -165,7 +200,7 @@ ssize_t UringSocket::read(std::span<uint8_t> dst) {
   }
   // A receive that stopped for lack of buffers resumes once one is back (submitted with this
   // pass's flush_submissions).
-  if (!_recv_armed && !_eof && _count < buffer_count) arm_recv();
+  if (_attached && !_recv_armed && !_eof && _count < buffer_count) arm_recv();
   if (copied > 0) return static_cast<ssize_t>(copied);
   return _eof ? -1 : 0;
 }

@@ -36,6 +36,11 @@ class UringSocket final : backend::IoContext::ForeignSink {
   UringSocket& operator=(const UringSocket&) = delete;
 
   bool armed() const { return _br != nullptr; }
+  // The queue moves to another thread and its ring goes (IoContext::close_ring): cancels the
+  // receive and the poll and waits for their last completions, on the ring's owner. Received
+  // chunks stay readable; the next read() sets the buffers up on the new ring. False when
+  // called on another thread than the owner (nothing done).
+  bool detach();
   // Copies received bytes into dst. Returns the count, 0 when nothing is buffered (and the
   // connection is fine), -1 when the host closed the connection or it failed.
   ssize_t read(std::span<uint8_t> dst);
@@ -54,6 +59,10 @@ class UringSocket final : backend::IoContext::ForeignSink {
   };
 
   void on_cqe(uint64_t user_data, int32_t res, uint32_t flags) override;
+  // Registers the buffer ring on the context's current ring with every buffer not held by a
+  // chunk, and arms the receive. False (with error) when the ring refuses it.
+  bool attach(std::string& error);
+  void cancel_and_wait();
   void arm_recv();
   void recycle(uint16_t bid);
   static uint64_t tag(Op op) { return (uint64_t{op} << 3) | backend::IoContext::foreign_tag; }
@@ -64,6 +73,7 @@ class UringSocket final : backend::IoContext::ForeignSink {
   size_t _br_bytes = 0;
   uint8_t* _bufs = nullptr;
   unsigned _bgid = 0;
+  bool _attached = false;  // the buffer ring is registered on the context's ring
   bool _recv_armed = false;
   bool _poll_armed = false;
   bool _eof = false;  // end of stream or an error: nothing more will arrive

@@ -24,6 +24,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/backend/file/uring_file_backend.hpp"
@@ -739,6 +740,58 @@ TEST_F(IoContextTest, FullRingIsSubmittedToMakeRoom) {
   EXPECT_EQ(reap_all(ctx, async), async);
   for (const Io& x : io) EXPECT_EQ(x.result, 0);
   bufs = std::move(out);
+  EXPECT_TRUE(all_written_back(n));
+}
+
+// An owned ring (bound and poll workers): completion work is deferred to the thread that
+// submitted, yet the kernel still signals the eventfd, so a worker asleep in epoll_wait wakes
+// and its reap runs that work. No other thread may use the ring.
+TEST_F(IoContextTest, OwnedRingWakesItsWatcherAndBelongsToItsFirstSubmitter) {
+  constexpr unsigned n = 16;
+  IoContext ctx(ring_entries);
+  ctx.set_owned(true);
+  queue_writes(ctx, n);
+  if (!ctx.owned()) GTEST_SKIP() << "kernel without DEFER_TASKRUN (before 6.1): shared ring";
+  EXPECT_TRUE(ctx.usable_here()) << "created, not yet enabled: any thread may take it";
+  ctx.flush_submissions();  // this thread is now the owner
+  bool elsewhere_usable = true, elsewhere_closed = true;
+  std::thread([&] {
+    elsewhere_usable = ctx.usable_here();
+    elsewhere_closed = ctx.close_ring([](Io&) {});
+  }).join();
+  EXPECT_FALSE(elsewhere_usable);
+  EXPECT_FALSE(elsewhere_closed) << "another thread closed a ring with writes in flight";
+  EXPECT_EQ(reap_all(ctx, n, [](Io& io) { EXPECT_EQ(io.result, 0); }), n)
+      << "the eventfd did not wake the watcher for deferred completions";
+  EXPECT_TRUE(all_written_back(n));
+}
+
+// A live switch moves a queue to another thread: its owner completes what is in flight and
+// closes the ring; the next thread opens its own, and the eventfd executors watch stays.
+TEST_F(IoContextTest, ClosedRingCompletesInflightAndTheNextThreadOwnsANewOne) {
+  constexpr unsigned n = 16;
+  IoContext ctx(ring_entries);
+  ctx.set_owned(true);
+  queue_writes(ctx, n);
+  ctx.flush_submissions();
+  const int efd = ctx.notify_fd();
+  std::vector<int> seen(n, 0);
+  ASSERT_TRUE(ctx.close_ring([&](Io& io) {
+    EXPECT_EQ(io.result, 0);
+    ++seen[static_cast<Io*>(io.owner) - ios.data()];
+  }));
+  EXPECT_EQ(seen, std::vector<int>(n, 1)) << "close_ring dropped or repeated a completion";
+  EXPECT_EQ(ctx.inflight(), 0u);
+  EXPECT_TRUE(all_written_back(n));
+  unsigned reaped = 0;
+  std::thread([&] {
+    queue_writes(ctx, n);  // a new ring, on this thread
+    ctx.flush_submissions();
+    reaped = reap_all(ctx, n, [](Io& io) { EXPECT_EQ(io.result, 0); });
+  }).join();
+  EXPECT_EQ(ctx.notify_fd(), efd);
+  EXPECT_EQ(reaped, n);
+  EXPECT_FALSE(ctx.owned() && ctx.usable_here()) << "the new ring belongs to the thread that submitted";
   EXPECT_TRUE(all_written_back(n));
 }
 

@@ -41,6 +41,8 @@ class EventExecutor final : public Executor {
   void release(Task& task, std::function<void(Task&)> handover) override;
   std::vector<Task*> tasks() const override;
   std::vector<ThreadInfo> threads() const override;
+  // A task stays on the worker placement gave it (release's handover runs there too).
+  bool keeps_tasks_on_one_thread() const override { return true; }
   // Live, in place: new CPUs per worker (same worker count), priority and busy-poll period.
   // Returns an error message, empty on success.
   std::string reconfigure(const EventExecutorConfig& cfg);
