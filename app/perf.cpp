@@ -105,7 +105,8 @@ extern "C" void on_sigint(int) { g_interrupted.store(true); }
 void add_perf_options(CLI::App& cmd, PerfOptions& o) {
   cmd.add_option("-r,--transport", o.remote,
                  "The target, spdk_nvme_perf style: 'trtype:tcp traddr:127.0.0.1 trsvcid:4420 "
-                 "subnqn:NQN [hostnqn:NQN] [adrfam:ipv4]'. trsvcid defaults to 4420.")
+                 "subnqn:NQN [hostnqn:NQN] [adrfam:ipv4]'. trsvcid defaults to 4420. trtype:rdma "
+                 "connects over NVMe/RDMA (rdma_cm; needs an RDMA device, e.g. soft-RoCE).")
       ->required()
       ->type_name("'KEY:VALUE ...'");
   cmd.add_option("--rw", o.rw, "Pattern: read, write (sequential), randread, randwrite, randrw (randread).")
@@ -115,7 +116,7 @@ void add_perf_options(CLI::App& cmd, PerfOptions& o) {
   cmd.add_option("--bs", o.bs, "I/O size, a multiple of the namespace block size: 512, 4k, 128k, 1m (4k).")
       ->type_name("SIZE");
   cmd.add_option("--qd", o.qd, "Outstanding I/Os per queue (32).")->check(CLI::Range(1u, 4096u));
-  cmd.add_option("--queues", o.queues, "I/O queues, one TCP connection each (1).")->check(CLI::Range(1u, 1024u));
+  cmd.add_option("--queues", o.queues, "I/O queues, one TCP connection or RDMA queue pair each (1).")->check(CLI::Range(1u, 1024u));
   cmd.add_option("--threads", o.threads,
                  "Poll threads (1). Each drives queues/threads of the queues (the rest round robin) in "
                  "its own busy-poll loop.")
@@ -133,7 +134,7 @@ void add_perf_options(CLI::App& cmd, PerfOptions& o) {
                "of written blocks are checked during the run, and after it every written block is read "
                "back and checked. A mismatch prints the first bad LBA and exits 1. Concurrent I/Os never "
                "touch the same block.");
-  cmd.add_option("--digest", o.digest, "NVMe/TCP digests to request: hdr, data, hdr,data (none).")
+  cmd.add_option("--digest", o.digest, "NVMe/TCP digests to request: hdr, data, hdr,data (none; not with trtype:rdma).")
       ->type_name("hdr,data");
   cmd.add_option("--nsid", o.nsid, "Namespace ID (1).")->check(CLI::Range(1u, 0xfffffffeu));
   cmd.add_option("--hostnqn", o.hostnqn,

@@ -23,8 +23,13 @@ expect_exit 2 "perf --rw bogus" -- "$bin" perf -r 'trtype:tcp traddr:127.0.0.1 s
 # Malformed -r strings: exit 2 before any connection, the problem named.
 expect_exit 2 "-r unknown key" -- "$bin" perf -r 'trtype:tcp traddr:127.0.0.1 trsvcid:4420 subnqn:nqn.a:b colour:blue'
 grep -q '^nvmetune perf: -r: unknown key "colour"' "$work/err" || { fail "unknown key message"; cat "$work/err"; }
-expect_exit 2 "-r rdma" -- "$bin" perf -r 'trtype:rdma traddr:127.0.0.1 subnqn:nqn.a:b'
-grep -q '^nvmetune perf: -r: trtype "rdma" is not supported (only tcp)' "$work/err" || { fail "trtype message"; cat "$work/err"; }
+expect_exit 2 "-r fc" -- "$bin" perf -r 'trtype:fc traddr:127.0.0.1 subnqn:nqn.a:b'
+grep -q '^nvmetune perf: -r: trtype "fc" is not supported (tcp or rdma)' "$work/err" || { fail "trtype message"; cat "$work/err"; }
+# trtype:rdma on a host without an RDMA device (these build machines): a connection failure.
+if [ ! -d /sys/class/infiniband ] || [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
+  expect_exit 1 "-r rdma, no device" -- "$bin" perf -r 'trtype:rdma traddr:127.0.0.1 subnqn:nqn.a:b' --time 1
+  grep -q 'cannot connect to rdma 127.0.0.1:4420 nqn.a:b: no RDMA device' "$work/err" || { fail "no RDMA device message"; cat "$work/err"; }
+fi
 expect_exit 2 "-r bad port" -- "$bin" perf -r 'trtype:tcp traddr:127.0.0.1 trsvcid:99999 subnqn:nqn.a:b'
 grep -q '^nvmetune perf: -r: trsvcid "99999" is not a port' "$work/err" || { fail "trsvcid message"; cat "$work/err"; }
 expect_exit 2 "-r without subnqn" -- "$bin" perf -r 'trtype:tcp traddr:127.0.0.1'

@@ -38,7 +38,7 @@ bool parse_perf_size(std::string_view text, uint64_t& out) {
   return control::parse_size(s.substr(0, i) + suffix, out);
 }
 
-// -r 'trtype:tcp adrfam:ipv4 traddr:127.0.0.1 trsvcid:4420 subnqn:NQN hostnqn:NQN'.
+// -r 'trtype:tcp|rdma adrfam:ipv4 traddr:127.0.0.1 trsvcid:4420 subnqn:NQN hostnqn:NQN'.
 std::optional<std::string> parse_remote(const std::string& text, initiator::Target& t) {
   bool have_addr = false, have_nqn = false;
   size_t pos = 0;
@@ -55,7 +55,9 @@ std::optional<std::string> parse_remote(const std::string& text, initiator::Targ
     const std::string key = lower(tok.substr(0, colon));
     const std::string value = tok.substr(colon + 1);
     if (key == "trtype") {
-      if (lower(value) != "tcp") return "trtype \"" + value + "\" is not supported (only tcp)";
+      const std::string v = lower(value);
+      if (v != "tcp" && v != "rdma") return "trtype \"" + value + "\" is not supported (tcp or rdma)";
+      t.trtype = v == "rdma" ? initiator::Transport::rdma : initiator::Transport::tcp;
     } else if (key == "adrfam") {
       const std::string v = lower(value);
       if (v != "ipv4" && v != "ipv6") return "adrfam \"" + value + "\" (expected ipv4 or ipv6)";
@@ -133,6 +135,7 @@ std::optional<std::string> resolve_perf_options(const PerfOptions& o, initiator:
   if (!o.cpus.empty() && (!control::parse_cpu_list(o.cpus, spec.cpus) || spec.cpus.empty()))
     return "--cpus: malformed CPU list \"" + o.cpus + "\" (e.g. 1 or 2-3,6)";
   if (!o.digest.empty() && o.digest != "none") {
+    if (spec.target.trtype != initiator::Transport::tcp) return "--digest: digests are NVMe/TCP only (-r has trtype:rdma)";
     size_t pos = 0;
     while (pos <= o.digest.size()) {
       const size_t end = std::min(o.digest.find(',', pos), o.digest.size());

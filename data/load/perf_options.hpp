@@ -14,12 +14,12 @@ struct LoadSpec;
 namespace data {
 
 struct PerfOptions {
-  std::string remote;          // -r 'trtype:tcp traddr:A trsvcid:P subnqn:NQN [hostnqn:NQN]'
+  std::string remote;          // -r 'trtype:tcp|rdma traddr:A trsvcid:P subnqn:NQN [hostnqn:NQN]'
   std::string rw = "randread"; // read | write | randread | randwrite | randrw
   unsigned rwmixread = 50;     // randrw: percentage of reads
   std::string bs = "4k";       // I/O size
   unsigned qd = 32;            // outstanding I/Os per queue
-  unsigned queues = 1;         // I/O queues (one TCP connection each)
+  unsigned queues = 1;         // I/O queues (one TCP connection or RDMA queue pair each)
   unsigned threads = 1;        // poll threads; each drives queues/threads queues
   std::string cpus;            // CPU list to pin the threads to (round robin)
   double time_s = 0;           // measured seconds (0 and no --size: 10)

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "engine/initiator/commands.hpp"
+#include "engine/initiator/connect_queue.hpp"
 #include "engine/initiator/sync.hpp"
 
 namespace initiator {
@@ -33,7 +34,7 @@ Result<std::unique_ptr<Controller>> Controller::connect(const Target& t) {
   p.cntlid = 0xffff;
   p.icd_size = admin_icd_size;
   p.timeout_ms = t.timeout_ms;
-  auto q = IoQueue::connect(t, p);
+  auto q = connect_queue(t, p);
   if (!q) return q.error();
   c->_admin = std::move(q.value());
   if (auto r = c->enable(); !r) return r.error();
@@ -79,7 +80,7 @@ uint64_t Controller::mdts_bytes() const {
   return mpsmin << _id.mdts;
 }
 
-Result<std::unique_ptr<IoQueue>> Controller::create_io_queue(uint16_t depth) {
+QueueParams Controller::io_queue_params(uint16_t depth) const {
   QueueParams p;
   p.qid = _next_qid;
   p.depth = depth ? depth : _target.queue_depth;
@@ -90,7 +91,18 @@ Result<std::unique_ptr<IoQueue>> Controller::create_io_queue(uint16_t depth) {
   p.cntlid = cntlid();
   p.icd_size = io_icd_size();
   p.timeout_ms = _target.timeout_ms;
-  auto q = IoQueue::connect(_target, p);
+  return p;
+}
+
+Result<std::unique_ptr<IoQueue>> Controller::create_io_queue(uint16_t depth) {
+  if (_target.trtype != Transport::tcp) return Error::usage("create_io_queue: the target is not NVMe/TCP");
+  auto q = IoQueue::connect(_target, io_queue_params(depth));
+  if (q) ++_next_qid;
+  return q;
+}
+
+Result<std::unique_ptr<Queue>> Controller::create_queue(uint16_t depth) {
+  auto q = connect_queue(_target, io_queue_params(depth));
   if (q) ++_next_qid;
   return q;
 }
@@ -202,7 +214,7 @@ bool Controller::poll() {
     _last_keep_alive_ns = now;
     _admin->flush();
   }
-  return _admin->state() == IoQueue::State::live;
+  return _admin->state() == Queue::State::live;
 }
 
 Result<Ok> Controller::disconnect() {

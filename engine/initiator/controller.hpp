@@ -1,8 +1,9 @@
 #pragma once
-// An NVMe-oF controller as the host sees it: the admin queue (its own TCP connection), the
-// enable sequence, synchronous admin commands, and the factory of I/O queues.
+// An NVMe-oF controller as the host sees it: the admin queue (its own TCP connection or RDMA
+// queue pair, as Target::trtype says), the enable sequence, synchronous admin commands, and the
+// factory of I/O queues.
 //
-// connect(): TCP + ICReq/ICResp, Fabrics Connect (QID 0, SQSIZE 31, KATO, dynamic CNTLID),
+// connect(): TCP + ICReq/ICResp (or rdma_cm connect), Fabrics Connect (QID 0, SQSIZE 31, KATO, dynamic CNTLID),
 // Property Get CAP/VS, Property Set CC (EN=1, IOSQES=6, IOCQES=4), CSTS.RDY polled up to
 // CAP.TO, Identify Controller. Not thread-safe: one thread drives a Controller at a time.
 #include <cstdint>
@@ -31,7 +32,10 @@ class Controller {
 
   // A new I/O queue: its own TCP connection, Connect with the next QID, this CNTLID and
   // SQSIZE depth-1 (depth 0 = Target::queue_depth), in-capsule limit IOCCSZ*16-64.
+  // NVMe/TCP only (tests that speak the TCP wire use its extras).
   Result<std::unique_ptr<IoQueue>> create_io_queue(uint16_t depth = 0);
+  // The same on the target's transport (TCP or RDMA): what transport-neutral callers use.
+  Result<std::unique_ptr<Queue>> create_queue(uint16_t depth = 0);
 
   // --- Synchronous admin commands (each waits up to Target::timeout_ms). -------------------
   // Any admin command; a non-success status is Error{Kind::nvme} with the CQE.
@@ -69,15 +73,16 @@ class Controller {
   uint32_t io_icd_size() const;
   // Largest transfer per command from MDTS and CAP.MPSMIN; 0 = no limit.
   uint64_t mdts_bytes() const;
-  IoQueue& admin_queue() { return *_admin; }
+  Queue& admin_queue() { return *_admin; }
   const Target& target() const { return _target; }
 
  private:
   explicit Controller(const Target& t);
   Result<Ok> enable();
+  QueueParams io_queue_params(uint16_t depth) const;
 
   Target _target;
-  std::unique_ptr<IoQueue> _admin;
+  std::unique_ptr<Queue> _admin;
   uint64_t _cap = 0;
   uint32_t _vs = 0;
   ControllerIdentity _id;

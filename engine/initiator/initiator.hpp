@@ -1,6 +1,8 @@
 #pragma once
-// engine/initiator: an NVMe/TCP host (no Qt), shares the PDU codec in engine/tcp/ with the
-// target. Used by the integration tests and by `nvmetune perf`.
+// engine/initiator: an NVMe/TCP and NVMe/RDMA host (no Qt); shares the PDU codec in engine/tcp/
+// and the NVMe/RDMA wire formats in engine/rdma/ with the target. Queues of either transport
+// implement Queue (queue.hpp); the RDMA one lives in rdma/. Used by the integration tests and by
+// `nvmetune perf`.
 //
 //   auto ctrl = initiator::Controller::connect(target);        // admin queue, enabled
 //   auto q = (*ctrl)->create_io_queue();                        // one TCP connection per queue
@@ -14,5 +16,6 @@
 #include "engine/initiator/error.hpp"
 #include "engine/initiator/identify.hpp"
 #include "engine/initiator/io_queue.hpp"
+#include "engine/initiator/queue.hpp"
 #include "engine/initiator/sync.hpp"
 #include "engine/initiator/target.hpp"

@@ -219,35 +219,9 @@ Result<Ok> IoQueue::send_connect(const Target& t) {
 // ---- submission ---------------------------------------------------------------------------
 
 std::optional<uint16_t> IoQueue::submit(const Io& io) {
-  nvme::Sqe sqe;
-  Dir dir = Dir::none;
-  switch (io.op) {
-    case Op::read:
-      sqe = cmd::read(io.nsid, io.slba, io.nlb0, io.fua);
-      dir = Dir::ctrl_to_host;
-      break;
-    case Op::write:
-      sqe = cmd::write(io.nsid, io.slba, io.nlb0, io.fua);
-      dir = Dir::host_to_ctrl;
-      break;
-    case Op::compare:
-      sqe = cmd::compare(io.nsid, io.slba, io.nlb0);
-      dir = Dir::host_to_ctrl;
-      break;
-    case Op::write_zeroes:
-      sqe = cmd::write_zeroes(io.nsid, io.slba, io.nlb0, io.fua);
-      break;
-    case Op::flush:
-      sqe = cmd::flush(io.nsid);
-      break;
-    case Op::dsm:
-      if (io.buf.size() < 16 || io.buf.size() % 16 != 0 || io.buf.size() > 256 * 16) return std::nullopt;
-      sqe = cmd::dataset_management(io.nsid, static_cast<uint32_t>(io.buf.size() / 16));
-      dir = Dir::host_to_ctrl;
-      break;
-  }
-  if (_free.empty() || _state != State::live) return std::nullopt;
-  return start(_slots[_free.back()], sqe, dir == Dir::none ? std::span<uint8_t>{} : io.buf, dir,
+  const auto c = build_command(io);
+  if (!c || _free.empty() || _state != State::live) return std::nullopt;
+  return start(_slots[_free.back()], c->sqe, c->dir == Dir::none ? std::span<uint8_t>{} : io.buf, c->dir,
                Placement::automatic, io.done);
 }
 
@@ -637,11 +611,6 @@ void IoQueue::complete(uint16_t cid, const nvme::Cqe& cqe, bool success_flag) {
 // Frees the slot first, so the callback may submit again.
 void IoQueue::release(uint16_t cid, Completion& c) {
   Slot& s = _slots[cid];
-  c.cid = cid;
-  c.bytes = s.len;
-  c.submit_ns = s.submit_ns;
-  c.complete_ns = monotonic_ns();
-  c.ctx = s.done.ctx;
   const Callback cb = s.done;
   s.state = SlotState::free;
   s.done = {};
@@ -649,7 +618,7 @@ void IoQueue::release(uint16_t cid, Completion& c) {
   --_outstanding;
   ++_completed;
   ++_counters.completions;
-  if (cb.fn) cb.fn(cb.ctx, c);
+  deliver(c, cid, s.len, s.submit_ns, cb);
 }
 
 void IoQueue::forget(uint16_t cid) {
@@ -697,41 +666,6 @@ void IoQueue::fail(Error e) {
 }
 
 void IoQueue::close() { fail(Error::usage("queue closed by the host")); }
-
-Result<Ok> IoQueue::disconnect(int timeout_ms) {
-  if (_state != State::live) return Error::usage("queue is not live");
-  if (_params.qid != 0) {
-    bool done = false;
-    Completion res;
-    struct Ctx {
-      bool* done;
-      Completion* res;
-    } ctx{&done, &res};
-    RawCommand rc;
-    rc.sqe = cmd::disconnect();
-    rc.done = {[](void* p, const Completion& c) {
-                 auto* x = static_cast<Ctx*>(p);
-                 *x->res = c;
-                 *x->done = true;
-               },
-               &ctx};
-    const auto cid = submit_raw(rc);
-    if (!cid) return Error::usage("Disconnect could not be submitted");
-    if (auto r = run_until_done(*cid, done, timeout_ms); !r) {
-      close();
-      return r.error();
-    }
-    close();
-    if (res.aborted) return Error::transport(0, "queue failed during Disconnect");
-    // Targets without Fabrics Disconnect (Linux nvmet up to at least 6.1) answer Invalid
-    // Opcode; closing the connection is what ends the queue there, and it is closed now.
-    if (!res.status.ok() && res.status != nvme::status::invalid_opcode)
-      return Error::from_status(res.status, res.cqe, "Disconnect");
-    return Ok{};
-  }
-  close();
-  return Ok{};
-}
 
 Result<Ok> IoQueue::run_until_done(uint16_t cid, const bool& done, int timeout_ms) {
   const uint64_t deadline = deadline_after(timeout_ms);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "engine/initiator/error.hpp"
+#include "engine/initiator/queue.hpp"
 #include "engine/nvme/spec.hpp"
 #include "engine/tcp/codec.hpp"
 #include "engine/tcp/pdu.hpp"
@@ -25,66 +26,6 @@
 struct iovec;
 
 namespace initiator {
-
-struct Target;
-
-// CLOCK_MONOTONIC in nanoseconds; the clock of every latency the initiator reports.
-uint64_t monotonic_ns();
-
-enum class Op : uint8_t { read, write, flush, write_zeroes, dsm, compare };
-
-// Direction of a command's data.
-enum class Dir : uint8_t { none, host_to_ctrl, ctrl_to_host };
-
-// How host-to-controller data travels. automatic: in-capsule when it fits, else R2T.
-enum class Placement : uint8_t { automatic, in_capsule, r2t };
-
-struct Completion {
-  uint16_t cid = 0;
-  nvme::Cqe cqe{};           // as received; zeros when the C2HData SUCCESS flag completed it
-  nvme::Status status{};     // from cqe.status (success for SUCCESS-flag completions)
-  bool aborted = false;      // the queue failed before the response came: see IoQueue::error()
-  bool success_flag = false; // completed by C2HData with SUCCESS, no CapsuleResp
-  uint32_t bytes = 0;        // data length of the command
-  uint64_t submit_ns = 0;    // monotonic_ns() at submit()
-  uint64_t complete_ns = 0;  // monotonic_ns() when the completion was parsed
-  void* ctx = nullptr;       // the ctx given at submit
-
-  uint64_t latency_ns() const { return complete_ns - submit_ns; }
-  bool ok() const { return !aborted && status.ok(); }
-};
-
-// Called from poll() (or from a failing queue) exactly once per submitted command, after its
-// slot was freed, so it may submit again (but not poll()/wait() the same queue). A plain
-// function and a context: no allocation. The destructor drops outstanding commands silently.
-using CompletionFn = void (*)(void* ctx, const Completion& c);
-
-struct Callback {
-  CompletionFn fn = nullptr;
-  void* ctx = nullptr;
-};
-
-// A typed NVM command. buf is the destination of read, the source of write/compare (never
-// modified) and the 16-byte ranges of dsm; flush and write_zeroes take none. The buffer must
-// stay valid until the completion.
-struct Io {
-  Op op = Op::read;
-  uint32_t nsid = 1;
-  uint64_t slba = 0;
-  uint16_t nlb0 = 0;  // number of logical blocks - 1
-  std::span<uint8_t> buf;
-  bool fua = false;
-  Callback done;
-};
-
-// Any command: the SQE (CID and DPTR are filled in), its data and direction.
-struct RawCommand {
-  nvme::Sqe sqe;
-  std::span<uint8_t> data;
-  Dir dir = Dir::none;
-  Placement placement = Placement::automatic;
-  Callback done;
-};
 
 // A PDU read without interpretation (tests expecting e.g. a C2HTermReq).
 struct RawPdu {
@@ -108,73 +49,52 @@ struct QueueCounters {
   uint64_t data_digest_errors = 0;
 };
 
-// What queue connection needs; Controller fills it from a Target.
-struct QueueParams {
-  uint16_t qid = 0;
-  uint16_t depth = 32;          // command slots: commands this host keeps outstanding
-  // Connect SQSIZE (0's based entries); 0 = depth - 1, the kernel host's convention (depth
-  // commands in depth entries, one more than SQ flow control allows). Controller picks
-  // depth itself, capped at CAP.MQES, so that depth commands fit under SQ flow control.
-  uint16_t sqsize = 0;
-  uint32_t kato_ms = 0;         // admin queue only
-  uint16_t cntlid = 0xffff;     // 0xFFFF: dynamic (admin queue)
-  uint32_t icd_size = 8192;     // in-capsule data limit for host-to-controller data
-  int timeout_ms = 5000;        // TCP connect, ICReq/ICResp and Connect
-};
-
-class IoQueue {
+// State::live once ICResp was received; failed and closed close the socket.
+class IoQueue final : public Queue {
  public:
-  enum class State : uint8_t {
-    idle,       // no socket
-    live,       // ICResp received: commands may be submitted
-    failed,     // ended by an error (error() says which); the socket is closed
-    closed,     // closed by close() or disconnect()
-  };
 
   // Opens a TCP connection, exchanges ICReq/ICResp (HPDA 0, MAXR2T 0, the target's digests)
   // and sends Fabrics Connect. On success cntlid() is the controller's ID from the response.
   static Result<std::unique_ptr<IoQueue>> connect(const Target& t, const QueueParams& p);
 
-  ~IoQueue();  // closes the socket; outstanding commands are dropped without callbacks
+  ~IoQueue() override;  // closes the socket; outstanding commands are dropped without callbacks
   IoQueue(const IoQueue&) = delete;
   IoQueue& operator=(const IoQueue&) = delete;
 
   // Queues a command. Returns its CID, or nullopt when all slots are busy, the queue is not
   // live, or the command is invalid (e.g. in-capsule data larger than icd_size()).
-  std::optional<uint16_t> submit(const Io& io);
-  std::optional<uint16_t> submit_raw(const RawCommand& c);
+  std::optional<uint16_t> submit(const Io& io) override;
+  std::optional<uint16_t> submit_raw(const RawCommand& c) override;
 
   // Sends pending PDUs and processes received ones without blocking; runs completion callbacks.
   // Returns the number of commands completed, or -1 once the queue has failed.
-  int poll();
+  int poll() override;
   // Waits up to timeout_ms for the socket to become ready, then poll()s.
-  int wait(int timeout_ms);
+  int wait(int timeout_ms) override;
   // Sends as much of the pending PDUs as the socket takes now. False once failed.
-  bool flush();
+  bool flush() override;
 
   // Drops the callback of an outstanding command (its completion will be discarded), for
   // callers that stop waiting for it and whose context goes away.
-  void forget(uint16_t cid);
+  void forget(uint16_t cid) override;
 
-  // Fabrics Disconnect on an I/O queue (waits for its response), then closes; the admin queue
-  // just closes (Controller::disconnect() shuts the controller down first). Closed either way.
-  Result<Ok> disconnect(int timeout_ms = 5000);
   // Closes the socket now (shutdown + close), as a host that vanishes would.
-  void close();
+  void close() override;
 
-  State state() const { return _state; }
-  const Error& error() const { return _error; }  // valid when state() == failed
-  uint16_t qid() const { return _params.qid; }
-  uint16_t cntlid() const { return _cntlid; }
-  uint16_t depth() const { return _params.depth; }
-  uint32_t outstanding() const { return _outstanding; }
+  State state() const override { return _state; }
+  const Error& error() const override { return _error; }  // valid when state() == failed
+  uint16_t qid() const override { return _params.qid; }
+  uint16_t cntlid() const override { return _cntlid; }
+  uint16_t depth() const override { return _params.depth; }
+  uint32_t outstanding() const override { return _outstanding; }
   uint32_t icd_size() const { return _params.icd_size; }
   void set_icd_size(uint32_t bytes) { _params.icd_size = bytes; }
   uint32_t maxh2cdata() const { return _maxh2cdata; }
   bool hdgst() const { return _rx_neg.hdgst; }
   bool ddgst() const { return _rx_neg.ddgst; }
   uint8_t cpda() const { return _cpda; }
-  const nvme::Cqe& connect_response() const { return _connect_cqe; }
+  const nvme::Cqe& connect_response() const override { return _connect_cqe; }
+  const char* trtype() const override { return "tcp"; }
   const QueueCounters& counters() const { return _counters; }
   // True while PDUs wait for socket space (poll for POLLOUT too).
   bool pending_tx() const { return _tx_count > 0; }
@@ -187,7 +107,7 @@ class IoQueue {
   Result<RawPdu> recv_raw_pdu(int timeout_ms);
   // True when the target closes the connection (EOF or reset) within timeout_ms; data that
   // arrives meanwhile is discarded.
-  bool wait_peer_close(int timeout_ms);
+  bool wait_peer_close(int timeout_ms) override;
 
  private:
   struct Slot;

@@ -18,7 +18,7 @@
 
 #include "engine/initiator/controller.hpp"
 #include "engine/initiator/identify.hpp"
-#include "engine/initiator/io_queue.hpp"
+#include "engine/initiator/queue.hpp"
 #include "engine/stats/histogram.hpp"
 #include "engine/stats/print.hpp"
 #include "engine/tcp/digest.hpp"
@@ -55,7 +55,7 @@ struct Worker;
 
 struct Slot {
   Worker* w = nullptr;
-  IoQueue* q = nullptr;
+  Queue* q = nullptr;
   uint8_t* buf = nullptr;
   uint64_t unit = 0;      // I/O-sized block index
   uint64_t old = 0;       // verify: table entry before this I/O
@@ -66,7 +66,7 @@ struct Worker {
   Shared* sh = nullptr;
   unsigned index = 0;
   int cpu = -1;
-  std::vector<IoQueue*> queues;
+  std::vector<Queue*> queues;
   std::unique_ptr<Slot[]> slots;
   size_t nslots = 0;
   uint8_t* bufs = nullptr;
@@ -214,7 +214,7 @@ bool submit(Slot& s) {
   if (!s.q->submit(io)) {
     if (w.failure.empty())
       w.failure = "submit failed on queue " + std::to_string(s.q->qid()) +
-                  (s.q->state() == IoQueue::State::failed ? ": " + s.q->error().to_string() : "");
+                  (s.q->state() == Queue::State::failed ? ": " + s.q->error().to_string() : "");
     if (sh.verify) sh.table[s.unit].store(0, std::memory_order_release);
     return false;
   }
@@ -404,7 +404,7 @@ LoadResult fail_with(LoadResult::Status status, std::string error) {
 }
 
 // Opens the queues and the workers' slots and buffers. Empty on failure (error set).
-std::vector<std::unique_ptr<Worker>> make_workers(Shared& sh, std::vector<std::unique_ptr<IoQueue>>& queues,
+std::vector<std::unique_ptr<Worker>> make_workers(Shared& sh, std::vector<std::unique_ptr<Queue>>& queues,
                                                   std::string& error) {
   const LoadSpec& cfg = sh.cfg;
   std::vector<std::unique_ptr<Worker>> workers;
@@ -431,6 +431,12 @@ std::vector<std::unique_ptr<Worker>> make_workers(Shared& sh, std::vector<std::u
       x ^= x >> 27;
       const uint64_t v = x * 0x2545F4914F6CDD1Dull;
       std::memcpy(w->bufs + i, &v, 8);
+    }
+    for (Queue* q : w->queues) {  // RDMA: registered once here, not per I/O
+      if (auto r = q->register_memory(w->bufs, bytes); !r) {
+        error = "queue " + std::to_string(q->qid()) + ": " + r.error().to_string();
+        return {};
+      }
     }
     for (size_t i = 0; i < w->nslots; ++i) {
       Slot& s = w->slots[i];
@@ -559,7 +565,8 @@ LoadResult run_load(const LoadSpec& cfg) {
                                    std::to_string(cfg.queues) + " (each thread needs at least one queue)");
   auto ctrl_r = Controller::connect(cfg.target);
   if (!ctrl_r)
-    return fail_with(S::failed, "cannot connect to " + cfg.target.traddr + ":" + std::to_string(cfg.target.port) +
+    return fail_with(S::failed, "cannot connect to " + std::string(transport_name(cfg.target.trtype)) + " " +
+                                    cfg.target.traddr + ":" + std::to_string(cfg.target.port) +
                                     " " + cfg.target.subnqn + ": " + ctrl_r.error().to_string());
   auto& ctrl = *ctrl_r.value();
   auto ns_r = ctrl.identify(0, cfg.nsid);
@@ -593,9 +600,9 @@ LoadResult run_load(const LoadSpec& cfg) {
   if (sh->verify) sh->table = std::make_unique<std::atomic<uint64_t>[]>(sh->units);
 
   // Queues, created here (the Controller is single-threaded), then handed to the workers.
-  std::vector<std::unique_ptr<IoQueue>> queues;
+  std::vector<std::unique_ptr<Queue>> queues;
   for (unsigned i = 0; i < cfg.queues; ++i) {
-    auto q = ctrl.create_io_queue(static_cast<uint16_t>(cfg.qd));
+    auto q = ctrl.create_queue(static_cast<uint16_t>(cfg.qd));
     if (!q)
       return fail_with(S::failed, "cannot create I/O queue " + std::to_string(i + 1) + ": " + q.error().to_string());
     queues.push_back(std::move(q.value()));
@@ -606,9 +613,9 @@ LoadResult run_load(const LoadSpec& cfg) {
 
   if (cfg.progress) {
     std::fprintf(cfg.progress,
-                 "nvmetune perf: %s bs=%u qd=%u queues=%u threads=%u%s -> %s:%u %s nsid %u (%llu x %u-byte blocks)\n",
+                 "nvmetune perf: %s bs=%u qd=%u queues=%u threads=%u%s -> %s %s:%u %s nsid %u (%llu x %u-byte blocks)\n",
                  pattern_name(cfg.pattern), cfg.bs, cfg.qd, cfg.queues, cfg.threads, sh->verify ? " verify" : "",
-                 cfg.target.traddr.c_str(), cfg.target.port, cfg.target.subnqn.c_str(), cfg.nsid,
+                 transport_name(cfg.target.trtype), cfg.target.traddr.c_str(), cfg.target.port, cfg.target.subnqn.c_str(), cfg.nsid,
                  static_cast<unsigned long long>(ns.nsze), ns.block_size);
     std::fflush(cfg.progress);
   }
@@ -619,7 +626,7 @@ LoadResult run_load(const LoadSpec& cfg) {
 
   // Clean disconnect (best effort: a failed queue just closes).
   for (auto& q : queues) {
-    if (q->state() == IoQueue::State::live) (void)q->disconnect(2000);
+    if (q->state() == Queue::State::live) (void)q->disconnect(2000);
   }
   (void)ctrl.disconnect();
 

@@ -23,13 +23,13 @@ int left_ms(uint64_t deadline) {
 
 // submit_fn tries to submit with the waiter's callback; retried while the queue is full.
 template <typename SubmitFn>
-Result<Completion> run(IoQueue& q, SubmitFn submit_fn, int timeout_ms, const char* what) {
+Result<Completion> run(Queue& q, SubmitFn submit_fn, int timeout_ms, const char* what) {
   const uint64_t deadline = monotonic_ns() + static_cast<uint64_t>(std::max(timeout_ms, 0)) * 1'000'000;
   Waiter w;
   std::optional<uint16_t> cid;
   while (!(cid = submit_fn(Callback{&Waiter::on_done, &w}))) {
-    if (q.state() != IoQueue::State::live)
-      return q.state() == IoQueue::State::failed ? q.error() : Error::usage("queue is not live");
+    if (q.state() != Queue::State::live)
+      return q.state() == Queue::State::failed ? q.error() : Error::usage("queue is not live");
     if (q.outstanding() < q.depth()) return Error::usage(std::string(what) + ": command refused");
     if (left_ms(deadline) == 0) return Error::timeout(std::string(what) + ": no free slot");
     q.wait(left_ms(deadline));
@@ -43,7 +43,7 @@ Result<Completion> run(IoQueue& q, SubmitFn submit_fn, int timeout_ms, const cha
     q.wait(left);
   }
   if (w.c.aborted) {
-    if (q.state() == IoQueue::State::failed) return q.error();
+    if (q.state() == Queue::State::failed) return q.error();
     return Error::usage(std::string(what) + ": aborted, queue closed");
   }
   if (!w.c.status.ok()) return Error::from_status(w.c.status, w.c.cqe, what);
@@ -52,7 +52,7 @@ Result<Completion> run(IoQueue& q, SubmitFn submit_fn, int timeout_ms, const cha
 
 }  // namespace
 
-Result<Completion> sync_io(IoQueue& q, Io io, int timeout_ms) {
+Result<Completion> sync_io(Queue& q, Io io, int timeout_ms) {
   return run(
       q,
       [&](Callback cb) {
@@ -62,7 +62,7 @@ Result<Completion> sync_io(IoQueue& q, Io io, int timeout_ms) {
       timeout_ms, "I/O");
 }
 
-Result<Completion> sync_raw(IoQueue& q, RawCommand c, int timeout_ms) {
+Result<Completion> sync_raw(Queue& q, RawCommand c, int timeout_ms) {
   return run(
       q,
       [&](Callback cb) {

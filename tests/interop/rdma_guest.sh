@@ -8,13 +8,15 @@
 # switch (bound -> poll) during a third fio, fio again in poll mode, nvme list-subsys, disconnect;
 # the engine's pinned memory (VmPin) printed. Then a second serve with use_srq, comp_vector 0 and
 # a 1 MiB data pool (commands wait for buffers): fio 4k and 128k verify, zero errors.
+# nvmetune perf -r 'trtype:rdma ...' (its NVMe/RDMA host) runs randwrite --verify at 4k and 128k
+# against the kernel's nvmet-rdma target and against ours: PERF lines, 0 mismatches.
 # Env: RDMA_FIO_SIZE (16M per job: the guest is emulated, TCG), RDMA_SRQ_FIO_SIZE (8M),
 #   GUEST_TIMEOUT (default 420),
 #   KEEP_WORK=1 keeps the work directory.
 # Exit: 0 pass, 1 fail, 77 skipped (no root / QEMU / guest).
 set -uo pipefail
 
-[ $# -eq 2 ] || { sed -n '2,11p' "$0" >&2; exit 2; }
+[ $# -eq 2 ] || { sed -n '2,13p' "$0" >&2; exit 2; }
 NAME=rdma-guest
 GUEST_TIMEOUT=${GUEST_TIMEOUT:-420}
 . "$(dirname "$0")/guest_preflight.sh"
@@ -39,6 +41,24 @@ fail() { echo "GUEST-FAIL $*"; tail -20 /tmp/serve.err 2>/dev/null | sed 's/^/SE
 modprobe rdma_rxe && modprobe rdma_ucm && modprobe nvme-rdma || fail "modprobe"
 rdma link add rxe0 type rxe netdev eth0 || fail "rdma link add"
 rdma link show | sed 's/^/RDMA-LINK| /'
+# nvmetune perf's NVMe/RDMA host: randwrite 4k and 128k (qd 8, 2 s) with --verify against a target.
+perf_rdma() {  # perf_rdma LABEL PORT NQN BS
+  local out=/tmp/perf-$1-$4.txt t0; t0=$(now)
+  /host/run nvmetune perf -r "trtype:rdma traddr:$ADDR trsvcid:$2 subnqn:$3" --rw randwrite --bs $4 --qd 8 \
+    --time 2 --verify > $out 2>&1
+  local rc=$?
+  sed 's/^/PERF-'$1'| /' $out
+  echo "PERF $1 bs=$4 rc=$rc $(grep -oE 'IOPS=[^,]+, BW=[^ ]+' $out | head -1)" \
+    "$(grep -oE '[0-9]+ block reads checked, [0-9]+ mismatches' $out | head -1)" \
+    "$(awk -v a="$t0" -v b="$(now)" 'BEGIN{printf "%.1fs", b-a}')"
+  [ $rc = 0 ] && grep -qE 'block reads checked, 0 mismatches' $out || fail "nvmetune perf over rdma: $1 bs=$4"
+}
+# The kernel's nvmet-rdma target (a 64 MiB brd RAM disk), driven by nvmetune perf.
+KNQN=nqn.2026-12.io.nvmetune:kernel-rdma
+modprobe nvmet-rdma && modprobe brd rd_nr=1 rd_size=65536 || fail "modprobe nvmet-rdma brd"
+nvmet_subsys $KNQN /dev/ram0 && nvmet_port 1 rdma $ADDR 4420 $KNQN || fail "nvmet-rdma configfs"
+perf_rdma kernel 4420 $KNQN 4k
+perf_rdma kernel 4420 $KNQN 128k
 start_serve() {  # start_serve RDMA_SECTION_JSON TCP_SECTION_JSON
   printf '%s\n' \
     '{"listeners":[{"trtype":"rdma","traddr":"'$ADDR'","trsvcid":"'$PORT'"},' \
@@ -104,6 +124,8 @@ grep -E '"(comp_vector|qid)"' /tmp/stats.out | tr -d ' \n' | sed 's/^/STATS-CV| 
 grep -q '"comp_vector"' /tmp/stats.out || fail "no comp_vector in ctl stats"
 pinned default
 T disconnect nvme disconnect -n $NQN || fail "nvme disconnect"
+perf_rdma ours $PORT $NQN 4k  # our engine's rdma listener, driven by our own rdma host
+perf_rdma ours $PORT $NQN 128k
 kill $sp; wait $sp
 sed 's/^/SERVE-ERR| /' /tmp/serve.err | tail -30
 # Shared receive queue, every CQ on vector 0, and a pool small enough that commands wait for
@@ -132,5 +154,5 @@ cat "$WORK/guest.out"
 grep -q '^GUEST-UP' "$WORK/guest.out" || { log "the guest did not boot (rc $GRC): skipped"; exit $SKIP; }
 grep -q '^GUEST-FAIL' "$WORK/guest.out" && { log "FAIL: $(grep '^GUEST-FAIL' "$WORK/guest.out")"; exit 1; }
 grep -q '^GUEST-PASS' "$WORK/guest.out" || { log "FAIL: no GUEST-PASS (rc $GRC)"; exit 1; }
-grep -E '^(FIO-RESULT|PINNED)' "$WORK/guest.out" | sed "s/^/$NAME: /"
+grep -E '^(FIO-RESULT|PERF|PINNED) ' "$WORK/guest.out" | sed "s/^/$NAME: /"
 log "PASS"
