@@ -32,6 +32,16 @@ tcp::IoMechanism mechanism_of(const control::ThreadingConfig& t) {
   return t.io_mechanism == "io_uring" ? tcp::IoMechanism::io_uring : tcp::IoMechanism::epoll;
 }
 
+// io_uring pays only where a queue's ring can belong to one thread (IoContext::set_owned): say
+// so when it is chosen with a model that moves queues between threads.
+void note_mechanism(core::Target& target, const control::ThreadingConfig& t) {
+  if (t.io_mechanism != "io_uring" || t.mode == "bound" || t.mode == "poll") return;
+  target.log(core::EventLevel::info, "threading: io_uring with " + t.mode +
+                                         " shares each queue's ring between threads (each receive "
+                                         "interrupts the thread that armed it): epoll is faster in this "
+                                         "mode, io_uring in bound and poll");
+}
+
 tcp::Budgets budgets_of(const control::BudgetConfig& b) {
   return tcp::Budgets{b.recv_pdus, b.send_pdus, b.ops_per_pass, b.reap_batch, b.bytes_per_pass, b.deadline_us};
 }
@@ -199,6 +209,7 @@ std::vector<ConfigError> Engine::start() {
   im.transport = std::make_unique<tcp::TcpTransport>(im.target, *im.executor, ql, budgets_of(im.cfg.budgets),
                                                      im.registry);
   im.transport->set_io_mechanism(mechanism_of(im.cfg.threading));
+  note_mechanism(im.target, im.cfg.threading);
   im.transport->set_socket_options({im.cfg.tcp.so_priority, im.cfg.tcp.busy_poll_us, im.cfg.tcp.prefer_busy_poll});
   im.bind_listeners(errs);
   if (!errs.empty()) {
@@ -334,6 +345,7 @@ std::vector<ConfigError> Engine::set_threading(const control::ThreadingConfig& t
   im.executor = std::move(next);
   im.cfg.threading = t;
   im.target.log(core::EventLevel::info, "threading: switched to " + t.mode);
+  note_mechanism(im.target, t);
   im.sampler->set_mode(t.mode);
   im.threading_event(t, err.empty() ? "switched" : "switch_timeout");
   if (!err.empty()) return {{"$.threading", err}};
