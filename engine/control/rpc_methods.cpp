@@ -361,11 +361,16 @@ class Methods {
     return RpcOutcome::ok(topology_json(sys::Topology::host()));
   }
 
-  RpcOutcome tcp_get(const json& params) {
+  // A transport's settings as the configuration encodes them: read only, they apply at start.
+  template <class Section>
+  RpcOutcome transport_get(const json& params, const Section& section) {
     Params p(params, {});
     if (!p.errors().empty()) return invalid_params(p.errors());
-    return RpcOutcome::ok(to_json(_engine.config().tcp));
+    return RpcOutcome::ok(to_json(section));
   }
+
+  RpcOutcome tcp_get(const json& params) { return transport_get(params, _engine.config().tcp); }
+  RpcOutcome rdma_get(const json& params) { return transport_get(params, _engine.config().rdma); }
 
  private:
   engine::Engine& _engine;
@@ -418,6 +423,7 @@ RpcMethodTable make_engine_methods(engine::Engine& engine, ControlInfo info) {
       {"steering.revert", &Methods::steering_revert},
       {"topology.get", &Methods::topology_get},
       {"tcp.get", &Methods::tcp_get},
+      {"rdma.get", &Methods::rdma_get},
   };
   RpcMethodTable methods;
   for (const auto& [name, fn] : table) methods[name] = [m, fn = fn](const json& params) { return ((*m).*fn)(params); };

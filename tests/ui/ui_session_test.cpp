@@ -3,6 +3,7 @@
 // NVMETUNE_UI_TEST_SERVE=/path/to/nvmetune the same tests attach to a separate
 // `nvmetune serve --record` process over its control socket. The screenshot test renders the
 // views after `--screenshot`'s scripted session and checks the images are not blank.
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
 #include <QImage>
@@ -33,6 +34,9 @@
 
 #include "data/store/store.hpp"
 #include "engine/control/client.hpp"
+#include "engine/control/config_json.hpp"
+#include "engine/control/rpc_methods.hpp"
+#include "engine/control/rpc_server.hpp"
 #include "engine/control/settings_schema.hpp"
 #include "probes/probe_catalog.hpp"
 #include "engine/control/engine.hpp"
@@ -40,6 +44,7 @@
 #include "support/engine_config.hpp"
 #include "support/fake_sysfs.hpp"
 #include "ui/builtin_load.hpp"
+#include "ui/engine_session.hpp"
 #include "ui/main_window.hpp"
 #include "ui/models/event_model.hpp"
 #include "ui/models/interval_history.hpp"
@@ -69,6 +74,17 @@ std::string cpus_allowed(int pid, int tid) {
   return "?";
 }
 
+// The engine under test, embedded or behind `serve --config`: Config's defaults but for an rdma
+// section neither a default nor a spin box's minimum, so the form can show it only by asking.
+control::Config engine_config() {
+  auto cfg = test_support::one_namespace_config(control::default_nqn, backend::BackendSpec{"ram", 16u << 20});
+  cfg.rdma.use_srq = true;
+  cfg.rdma.srq_size = 512;
+  cfg.rdma.data_pool_bytes = 48u << 20;
+  cfg.rdma.comp_vector = 1;
+  return cfg;
+}
+
 }  // namespace
 
 class UiSessionTest : public QObject {
@@ -88,6 +104,8 @@ class UiSessionTest : public QObject {
   void marker_labels_stay_inside_the_plot();
   void colour_scale_title_follows_the_palette();
   void tuning_form_is_the_settings_schema();
+  void tuning_form_shows_the_running_rdma_settings();
+  void tuning_form_without_rdma_get_keeps_its_rows();
   void save_as_profile_stores_on_the_engine_side();
   void probes_panel_starts_and_stops_a_probe();
   void probe_refusal_shown_on_its_row();
@@ -135,8 +153,7 @@ void UiSessionTest::initTestCase() {
   qputenv("XDG_DATA_HOME", _tmp.filePath("gui-home").toUtf8());
   _window = std::make_unique<ui::MainWindow>();
   if (serve.isEmpty()) {
-    auto cfg = test_support::one_namespace_config(control::default_nqn, backend::BackendSpec{"ram", 16u << 20});
-    _engine = std::make_unique<engine::Engine>(cfg);
+    _engine = std::make_unique<engine::Engine>(engine_config());
     QVERIFY(_engine->start().empty());
     _engine->set_sample_interval_ms(sample_ms);
     _check = control::make_embedded_client(*_engine, "test");
@@ -145,7 +162,9 @@ void UiSessionTest::initTestCase() {
   } else {
     _serve = std::make_unique<QProcess>();
     _engine_db = _tmp.filePath("run.db");
-    _serve->start(QString::fromUtf8(serve), {"serve", "--listen", "127.0.0.1:0", "--ram", "16M", "--control-socket",
+    const QString config = _tmp.filePath("engine.json");
+    std::ofstream(config.toStdString()) << control::to_json(engine_config()).dump();
+    _serve->start(QString::fromUtf8(serve), {"serve", "--config", config, "--listen", "127.0.0.1:0", "--ram", "16M", "--control-socket",
                                             socket, "--db", _engine_db, "--sample-interval",
                                             QString::number(sample_ms)});
     QVERIFY(_serve->waitForStarted());
@@ -467,6 +486,66 @@ void UiSessionTest::tuning_form_is_the_settings_schema() {
   QTRY_VERIFY_WITH_TIMEOUT(!tuning->model().busy(), wait_ms);
   const json tcp = call("tcp.get");
   QCOMPARE(qobject_cast<QSpinBox*>(tuning->field("tcp.queue_depth"))->value(), tcp.value("queue_depth", -1));
+}
+
+// The RDMA rows show what the engine started with (rdma.get: engine_config's values), read only
+// under the "applies at start" heading, with no error.
+void UiSessionTest::tuning_form_shows_the_running_rdma_settings() {
+  auto* tuning = _window->tuning();
+  QTRY_VERIFY_WITH_TIMEOUT(!tuning->model().busy(), wait_ms);
+  const json rdma = call("rdma.get");
+  QCOMPARE(rdma, control::to_json(engine_config().rdma));
+  auto* srq = qobject_cast<QCheckBox*>(tuning->field("rdma.use_srq"));
+  QVERIFY(srq);
+  QVERIFY(srq->isChecked());
+  auto spin = [&](const std::string& key) {
+    auto* w = qobject_cast<QSpinBox*>(tuning->field("rdma." + key));
+    return w ? w->value() : INT_MIN;
+  };
+  QCOMPARE(spin("srq_size"), 512);
+  QCOMPARE(spin("data_pool_bytes"), 48 << 20);
+  QCOMPARE(spin("comp_vector"), 1);
+  for (const char* key : {"use_srq", "srq_size", "data_pool_bytes", "comp_vector"}) {
+    QVERIFY2(!tuning->field("rdma." + std::string(key))->isEnabled(), key);
+    QVERIFY2(tuning->model().error(*control::find_setting("rdma." + std::string(key))).isEmpty(), key);
+  }
+  bool heading = false;
+  for (const QLabel* l : tuning->findChildren<QLabel*>()) heading = heading || l->text().contains("RDMA transport (applies at start");
+  QVERIFY(heading);
+}
+
+// Against an engine older than rdma.get, the form is as it was before rdma.get: every other
+// section loads and the RDMA rows carry no error and no message. The old engine is a real one
+// whose method table lacks rdma.get, served on a control socket of its own.
+void UiSessionTest::tuning_form_without_rdma_get_keeps_its_rows() {
+  engine::Engine old(engine_config());
+  QVERIFY(old.start().empty());
+  const std::string path = _tmp.filePath("old-engine.sock").toStdString();
+  auto methods = control::make_engine_methods(old, {"old", path});
+  QCOMPARE(methods.erase("rdma.get"), size_t{1});
+  control::RpcServerOptions options;
+  options.path = path;
+  control::RpcServer server(std::move(methods), options);
+  QCOMPARE(server.start(), std::string());
+  {
+    ui::EngineSession session;
+    ui::TuningView view(session);
+    QSignalSpy attached(&session, &ui::EngineSession::attached);
+    QSignalSpy failed(&session, &ui::EngineSession::attach_failed);
+    session.attach_remote(QString::fromStdString(path));
+    QTRY_VERIFY_WITH_TIMEOUT(attached.count() + failed.count() > 0, wait_ms);
+    QVERIFY2(failed.isEmpty(), qPrintable(failed.value(0).value(0).toString()));
+    QSignalSpy messages(&view.model(), &ui::TuningModel::message);
+    view.reload();
+    QTRY_VERIFY_WITH_TIMEOUT(!view.model().busy(), wait_ms);
+    QCOMPARE(qobject_cast<QSpinBox*>(view.field("tcp.queue_depth"))->value(), int(old.config().tcp.queue_depth));
+    QVERIFY(view.model().errors().empty());
+    QCOMPARE(messages.count(), 0);
+    QVERIFY(!qobject_cast<QCheckBox*>(view.field("rdma.use_srq"))->isChecked());  // the engine could not say
+    QVERIFY(!view.model().dirty());
+  }
+  server.stop();
+  old.stop();
 }
 
 // Save as profile asks the engine shown (profiles.save): the profile lands in the database on

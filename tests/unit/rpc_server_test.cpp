@@ -573,6 +573,12 @@ constexpr const char* nqn = "nqn.2026-12.io.nvmetune:rpc-test";
 control::Config engine_config() {
   auto c = test_support::one_namespace_config(nqn, {.kind = "ram", .size_bytes = 8u << 20});
   c.threading.threads = 1;
+  // Not Config's defaults, so rdma.get shows what the engine started with (no RDMA listener:
+  // the section is carried all the same).
+  c.rdma.use_srq = true;
+  c.rdma.srq_size = 256;
+  c.rdma.data_pool_bytes = 64u << 20;
+  c.rdma.comp_vector = 1;
   return c;
 }
 
@@ -775,6 +781,21 @@ TEST_F(RpcEngine, ThreadsGetListsEngineThreads) {
     EXPECT_TRUE(th["cpus"].is_string());
     EXPECT_TRUE(th["cpus_allowed"].is_string()) << th.dump();
   }
+}
+
+TEST_F(RpcEngine, RdmaGetAnswersTheSettingsTheEngineStartedWith) {
+  const json rdma = client->result("rdma.get");
+  EXPECT_EQ(rdma["use_srq"], true) << rdma.dump();
+  EXPECT_EQ(rdma["srq_size"], 256);
+  EXPECT_EQ(rdma["data_pool_bytes"], 64u << 20);
+  EXPECT_EQ(rdma["comp_vector"], 1);
+  EXPECT_EQ(rdma, control::to_json(engine_config().rdma));  // the config's own encoding, every key
+  EXPECT_EQ(client->result("rdma.get", json::object()), rdma);
+  // Read only, like tcp.get: a setting passed as a param is refused, not applied.
+  auto m = error_paths(client->call("rdma.get", {{"use_srq", false}}));
+  EXPECT_EQ(m.size(), 1u) << dump_paths(m);
+  EXPECT_TRUE(m.count("params.use_srq")) << dump_paths(m);
+  EXPECT_EQ(client->result("rdma.get"), rdma);
 }
 
 TEST_F(RpcEngine, UnknownMethodAndBatchAgainstTheEngine) {

@@ -2,6 +2,7 @@
 #include "ui/models/tuning_model.hpp"
 
 #include "engine/control/config_json.hpp"
+#include "engine/control/rpc_server.hpp"
 #include "ui/engine_session.hpp"
 
 namespace ui {
@@ -9,7 +10,7 @@ namespace ui {
 namespace {
 
 using json = nlohmann::json;
-constexpr const char* sections[] = {"threading", "budgets", "tcp"};  // tcp: read only (applies at start)
+constexpr const char* sections[] = {"threading", "budgets", "tcp", "rdma"};  // tcp, rdma: read only (apply at start)
 
 }  // namespace
 
@@ -115,6 +116,10 @@ void TuningModel::on_call(quint64 ticket, const QString& method, const control::
   _pending.erase(it);
   if (step == "profiles.save") return on_saved(outcome), emit changed();
   const std::string section = step.substr(0, step.find('.'));
+  // An engine older than a section's .get (rdma.get came after tcp.get): its rows stay as they
+  // were, with no error; there is nothing the operator could do about it here.
+  if (outcome.error && outcome.error->code == control::rpc_code::method_not_found && step.ends_with(".get"))
+    return emit changed();
   if (outcome.error) {
     keep_errors(section, outcome.error->data, QString::fromStdString(outcome.error->message));
     _then_budgets = false;

@@ -4,9 +4,9 @@
 // changed (threading.set, then budgets.set, budgets first checked by the engine's own parser
 // so a refusal there cannot leave threading half applied); a refusal is kept on its field with
 // the engine's message and JSON path. Revert reloads the running values. Fields are the rows of
-// control::settings_schema() (the description the engine validates with); tcp settings are
-// read (tcp.get) and shown, but take effect at start, so they are never sent. Save as profile
-// asks the engine (profiles.save) to keep its running state in its own database.
+// control::settings_schema() (the description the engine validates with); tcp and rdma settings
+// are read (tcp.get, rdma.get) and shown, but take effect at start, so they are never sent.
+// Save as profile asks the engine (profiles.save) to keep its running state in its own database.
 #include <QObject>
 #include <QString>
 
