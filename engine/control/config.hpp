@@ -46,6 +46,10 @@ struct TcpConfig {
   int so_priority = -1;                   // SO_PRIORITY 0..6 (higher needs CAP_NET_ADMIN)
   uint32_t busy_poll_us = 0;              // SO_BUSY_POLL
   bool prefer_busy_poll = false;          // SO_PREFER_BUSY_POLL
+  // SO_SNDBUF and SO_RCVBUF of every socket (the kernel doubles it for its bookkeeping); 0 = the
+  // kernel's autotuning. SPDK's posix sockets ask for 2 MiB each way too: a fixed, large buffer
+  // measured +1.3..4.5 % IOPS at 4k randread qd32 over autotuning (bound and poll, A B x3).
+  uint64_t socket_buffer_bytes = 2ull << 20;
   uint32_t max_connections = 4096;        // TCP connections served at once; more are closed at accept
   uint32_t connect_timeout_ms = 10000;    // accept to Connect: a connection silent this long is closed
 };

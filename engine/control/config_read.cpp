@@ -109,6 +109,7 @@ void read_tcp(JsonReader& r, const json& v, const std::string& path, TcpConfig& 
   if (auto n = r.integer(v, "so_priority", path)) tcp.so_priority = *n;
   if (auto n = r.u32(v, "busy_poll_us", path)) tcp.busy_poll_us = *n;
   if (auto b = r.boolean(v, "prefer_busy_poll", path)) tcp.prefer_busy_poll = *b;
+  if (auto n = r.size(v, "socket_buffer_bytes", path, true)) tcp.socket_buffer_bytes = *n;
   if (auto n = r.u32(v, "max_connections", path)) tcp.max_connections = *n;
   if (auto n = r.u32(v, "connect_timeout_ms", path)) tcp.connect_timeout_ms = *n;
 }

@@ -210,7 +210,8 @@ std::vector<ConfigError> Engine::start() {
                                                      im.registry);
   im.transport->set_io_mechanism(mechanism_of(im.cfg.threading));
   note_mechanism(im.target, im.cfg.threading);
-  im.transport->set_socket_options({im.cfg.tcp.so_priority, im.cfg.tcp.busy_poll_us, im.cfg.tcp.prefer_busy_poll});
+  im.transport->set_socket_options({im.cfg.tcp.so_priority, im.cfg.tcp.busy_poll_us, im.cfg.tcp.prefer_busy_poll,
+                                    im.cfg.tcp.socket_buffer_bytes});
   im.bind_listeners(errs);
   if (!errs.empty()) {
     im.transport.reset();

@@ -10,8 +10,10 @@
 
 #include <cerrno>
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <new>
+#include <utility>
 
 #include "engine/core/target.hpp"
 
@@ -39,6 +41,14 @@ std::string apply_socket_options(int fd, const SocketOptions& o) {
   if (o.priority >= 0) err = set(SO_PRIORITY, o.priority, "SO_PRIORITY");
   if (err.empty() && o.busy_poll_us > 0) err = set(SO_BUSY_POLL, int(o.busy_poll_us), "SO_BUSY_POLL");
   if (err.empty() && o.prefer_busy_poll) err = set(SO_PREFER_BUSY_POLL, 1, "SO_PREFER_BUSY_POLL");
+  if (err.empty() && o.buffer_bytes > 0) {
+    // The FORCE variants pass net.core.[wr]mem_max (CAP_NET_ADMIN); without it the kernel caps
+    // the size silently, which is still a fixed buffer and never an error.
+    const int bytes = static_cast<int>(std::min<uint64_t>(o.buffer_bytes, INT32_MAX / 2));
+    for (auto [forced, plain] : {std::pair{SO_SNDBUFFORCE, SO_SNDBUF}, std::pair{SO_RCVBUFFORCE, SO_RCVBUF}})
+      if (setsockopt(fd, SOL_SOCKET, forced, &bytes, sizeof bytes) != 0)
+        setsockopt(fd, SOL_SOCKET, plain, &bytes, sizeof bytes);
+  }
   return err;
 }
 

@@ -37,6 +37,7 @@ struct SocketOptions {
   int priority = -1;          // SO_PRIORITY (nvmet-tcp's so_priority)
   unsigned busy_poll_us = 0;  // SO_BUSY_POLL: busy-poll the NIC queue this long on a blocking read/poll
   bool prefer_busy_poll = false;  // SO_PREFER_BUSY_POLL: busy polling before softirq processing
+  uint64_t buffer_bytes = 0;      // SO_SNDBUF and SO_RCVBUF (forced when privileged); 0 = autotuning
 };
 
 class TcpTransport {

@@ -262,9 +262,10 @@ TEST_F(SteeringNetns, RealIrqAffinityRewrittenWithItsOwnValue) {
   EXPECT_EQ(rewritten, 1u) << "no interrupt line took its own affinity back (" << tried << " tried)";
 }
 
-// Every TCP socket of this process on port: {SO_PRIORITY, SO_BUSY_POLL, SO_PREFER_BUSY_POLL}.
-std::vector<std::array<int, 3>> socket_options_on_port(uint16_t port) {
-  std::vector<std::array<int, 3>> out;
+// Every TCP socket of this process on port: {SO_PRIORITY, SO_BUSY_POLL,
+// SO_PREFER_BUSY_POLL, SO_SNDBUF, SO_RCVBUF}.
+std::vector<std::array<int, 5>> socket_options_on_port(uint16_t port) {
+  std::vector<std::array<int, 5>> out;
   DIR* d = opendir("/proc/self/fd");
   while (dirent* ent = d ? readdir(d) : nullptr) {
     const int fd = atoi(ent->d_name);
@@ -274,9 +275,9 @@ std::vector<std::array<int, 3>> socket_options_on_port(uint16_t port) {
     socklen_t tl = sizeof type;
     if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) != 0 || type != SOCK_STREAM) continue;
     if (getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0 || a.sin_family != AF_INET || ntohs(a.sin_port) != port) continue;
-    std::array<int, 3> v{};
-    const int names[3] = {SO_PRIORITY, SO_BUSY_POLL, SO_PREFER_BUSY_POLL};
-    for (int i = 0; i < 3; ++i) {
+    std::array<int, 5> v{};
+    const int names[5] = {SO_PRIORITY, SO_BUSY_POLL, SO_PREFER_BUSY_POLL, SO_SNDBUF, SO_RCVBUF};
+    for (int i = 0; i < 5; ++i) {
       socklen_t l = sizeof(int);
       getsockopt(fd, SOL_SOCKET, names[i], &v[i], &l);
     }
@@ -291,13 +292,14 @@ TEST_F(SteeringNetns, BusyPollAndPriorityOnTheEnginesSockets) {
   cfg.tcp.so_priority = 5;
   cfg.tcp.busy_poll_us = 50;
   cfg.tcp.prefer_busy_poll = true;
+  cfg.tcp.socket_buffer_bytes = 1536 << 10;  // neither the default nor a kernel default
   auto e = start_engine(cfg);
   // The initiator's sockets live in B with other ports; on the engine's port: the listener,
-  // the admin queue and two I/O queues.
-  std::vector<std::array<int, 3>> opts;
+  // the admin queue and two I/O queues. The kernel reports buffer sizes doubled.
+  std::vector<std::array<int, 5>> opts;
   during_load(*e, 1.5, [&] { opts = socket_options_on_port(e->listeners().front().port); });
   ASSERT_GE(opts.size(), 4u);
-  for (const auto& o : opts) EXPECT_EQ(o, (std::array<int, 3>{5, 50, 1}));
+  for (const auto& o : opts) EXPECT_EQ(o, (std::array<int, 5>{5, 50, 1, 3 << 20, 3 << 20}));
 }
 
 // Bound mode places each queue on the worker of the CPU its packets arrive on; RPS decides

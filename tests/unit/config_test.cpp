@@ -46,7 +46,7 @@ constexpr const char* full_example = R"({
   ],
   "tcp": {"in_capsule_data_size": 8192, "maxh2cdata": 131072, "queue_depth": 128,
           "max_io_queues": 64, "mdts_bytes": 1048576, "so_priority": 3, "busy_poll_us": 25,
-          "prefer_busy_poll": true},
+          "prefer_busy_poll": true, "socket_buffer_bytes": "1MiB"},
   "threading": {"mode": "unbound", "cpumask": "0", "threads": 2, "queue_cpu": "round_robin",
                 "affinity_scope": "smt", "strict": true, "first_core": -1, "idle_poll_us": 500,
                 "priority": "nice", "inline_budget": 16, "io_mechanism": "io_uring"},
@@ -91,7 +91,8 @@ json independent_json(const control::Config& c) {
   doc["tcp"] = {{"in_capsule_data_size", c.tcp.in_capsule_data_size}, {"maxh2cdata", c.tcp.maxh2cdata},
                 {"queue_depth", c.tcp.queue_depth}, {"max_io_queues", c.tcp.max_io_queues},
                 {"mdts_bytes", c.tcp.mdts_bytes}, {"so_priority", c.tcp.so_priority},
-                {"busy_poll_us", c.tcp.busy_poll_us}, {"prefer_busy_poll", c.tcp.prefer_busy_poll}};
+                {"busy_poll_us", c.tcp.busy_poll_us}, {"prefer_busy_poll", c.tcp.prefer_busy_poll},
+                {"socket_buffer_bytes", c.tcp.socket_buffer_bytes}};
   const auto& t = c.threading;
   doc["threading"] = {{"mode", t.mode}, {"threads", t.threads}, {"queue_cpu", t.queue_cpu},
                       {"affinity_scope", t.affinity_scope}, {"strict", t.strict}, {"first_core", t.first_core},
@@ -178,6 +179,7 @@ TEST(Config, FullExampleParsesEveryField) {
   EXPECT_EQ(c.tcp.so_priority, 3);
   EXPECT_EQ(c.tcp.busy_poll_us, 25u);
   EXPECT_TRUE(c.tcp.prefer_busy_poll);
+  EXPECT_EQ(c.tcp.socket_buffer_bytes, 1u << 20);
   const auto& t = c.threading;
   EXPECT_EQ(t.mode, "unbound");
   EXPECT_EQ(t.cpus, std::vector<unsigned>{0});
@@ -246,7 +248,7 @@ TEST(Config, ReportsEveryMistakeInOnePassWithExactPaths) {
       {"nqn": "nqn.2026-12.io.nvmetune:x"}
     ],
     "tcp": {"in_capsule_data_size": 100, "queue_depth": 1, "maxh2cdata": 4097, "mdts_bytes": 3000,
-            "so_priority": 16, "busy_poll_us": 1000001, "prefer_busy_poll": "yes"},
+            "so_priority": 16, "busy_poll_us": 1000001, "prefer_busy_poll": "yes", "socket_buffer_bytes": "65MiB"},
     "threading": {"mode": "warp", "threads": 2000, "cpumask": "1-0", "queue_cpu": "any",
                   "first_core": -2, "idle_poll_us": 10000001, "priority": "rt", "inline_budget": 0,
                   "io_mechanism": "aio", "strict": 1, "affinity_scope": "rack"},
@@ -276,6 +278,7 @@ TEST(Config, ReportsEveryMistakeInOnePassWithExactPaths) {
       {"$.tcp.so_priority", "out of range: 16 (expected -1..15)"},
       {"$.tcp.busy_poll_us", "out of range: 1000001 (expected 0..1000000)"},
       {"$.tcp.prefer_busy_poll", "expected true or false"},
+      {"$.tcp.socket_buffer_bytes", "out of range: 68157440 (expected 0..67108864)"},
       {"$.threading.mode", "unknown execution mode \"warp\" (expected one of: \"bound\", \"unbound\", \"poll\", \"inline\")"},
       {"$.threading.threads", "out of range: 2000 (expected 0..1024)"},
       {"$.threading.cpumask", "malformed CPU list \"1-0\""},
