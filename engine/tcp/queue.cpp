@@ -50,6 +50,7 @@ TcpQueue::TcpQueue(int fd, std::string peer, core::Target& target, exec::Executo
     : _fd(fd), _peer(std::move(peer)), _target(target), _executor(&executor), _limits(limits),
       _live_budgets(budgets), _budgets(budgets.load()), _ioctx(limits.queue_depth), _sq(target, *this, _stats),
       _boot(new Command), _boot_buf(new uint8_t[boot_buf_size]), _rxbuf(new uint8_t[rx_buffer_size]) {
+  _rx_base = _rxbuf.get();
   _boot->index = boot_ttag;
   _boot->req.sq = &_sq;
   _boot->req.buf = _boot_buf.get();

@@ -148,6 +148,7 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   std::span<uint8_t> rx_window();
   void rx_commit(size_t n);
   unsigned rx_process(unsigned budget);
+  unsigned rx_in_place(unsigned budget);
   bool rx_header();
   void rx_data_done();
   void on_pdu_header();
@@ -235,6 +236,8 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   // Receive state.
   RxState _rx = RxState::header;
   std::unique_ptr<uint8_t[]> _rxbuf;
+  // What rx_process parses: the staging buffer, or (io_uring) a received chunk in place.
+  const uint8_t* _rx_base = nullptr;
   size_t _rx_head = 0, _rx_tail = 0;
   std::array<uint8_t, max_hlen + digest_len> _hdr{};
   uint32_t _hdr_have = 0;

@@ -22,8 +22,17 @@ inline constexpr uint32_t direct_recv_min = 4096;
 unsigned TcpQueue::rx_pass(unsigned budget) {
   unsigned pdus = rx_process(budget);
   while (pdus < budget && !_closing && _fd >= 0) {
+    if (_usock) {
+      const unsigned got = rx_in_place(budget - pdus);
+      pdus += got;
+      if (got > 0 || (!_usock->front().empty() && !_closing)) continue;
+      if (!_usock->ended()) break;
+      _closing = true;  // the host closed the connection, or it failed
+      drop_tx();
+      break;
+    }
     const auto win = rx_window();
-    const ssize_t n = _usock ? _usock->read(win) : ::recv(_fd, win.data(), win.size(), MSG_DONTWAIT);
+    const ssize_t n = ::recv(_fd, win.data(), win.size(), MSG_DONTWAIT);
     if (n > 0) {
       _counters.bytes_rx.add(static_cast<uint64_t>(n));
       _pass_bytes += static_cast<uint64_t>(n);
@@ -31,12 +40,31 @@ unsigned TcpQueue::rx_pass(unsigned budget) {
       pdus += rx_process(budget - pdus);
       continue;
     }
-    if (_usock ? n == 0 : (n < 0 && (errno == EAGAIN || errno == EINTR))) break;
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) break;
     // 0: the host closed the connection; other errors: the connection is gone.
     _closing = true;
     drop_tx();
     break;
   }
+  return pdus;
+}
+
+// io_uring: parses the oldest received chunk where the kernel put it (one copy fewer than
+// through the staging buffer: 4k writes carry their data in the capsule). The parser keeps no
+// pointer into its input: headers are gathered in _hdr and data copied to the command.
+unsigned TcpQueue::rx_in_place(unsigned budget) {
+  const auto chunk = _usock->front();
+  if (chunk.empty()) return 0;
+  _rx_base = chunk.data();
+  _rx_head = 0;
+  _rx_tail = chunk.size();
+  const unsigned pdus = rx_process(budget);
+  const size_t used = _rx_head;
+  _rx_base = _rxbuf.get();
+  _rx_head = _rx_tail = 0;
+  _usock->consume(used);
+  _counters.bytes_rx.add(used);
+  _pass_bytes += used;
   return pdus;
 }
 
@@ -73,7 +101,7 @@ unsigned TcpQueue::rx_process(unsigned budget) {
   unsigned pdus = 0;
   while (pdus < budget && !_closing && _rx_head < _rx_tail) {
     const size_t avail = _rx_tail - _rx_head;
-    const uint8_t* src = _rxbuf.get() + _rx_head;
+    const uint8_t* src = _rx_base + _rx_head;
     if (_rx == RxState::header) {
       if (!rx_header()) break;
       if (_rx == RxState::header) ++pdus;  // a PDU with no data part is complete
@@ -118,7 +146,7 @@ unsigned TcpQueue::rx_process(unsigned budget) {
 // Gathers a whole header from the staging buffer; false if more bytes are needed.
 bool TcpQueue::rx_header() {
   const size_t avail = _rx_tail - _rx_head;
-  const uint8_t* src = _rxbuf.get() + _rx_head;
+  const uint8_t* src = _rx_base + _rx_head;
   if (_hdr_have < ch_len) {
     const size_t k = std::min<size_t>(ch_len - _hdr_have, avail);
     std::memcpy(_hdr.data() + _hdr_have, src, k);

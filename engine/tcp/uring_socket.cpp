@@ -179,30 +179,40 @@ void UringSocket::recycle(uint16_t bid) {
   io_uring_buf_ring_advance(_br, 1);
 }
 
-ssize_t UringSocket::read(std::span<uint8_t> dst) {
+std::span<const uint8_t> UringSocket::front() {
   if (!_attached) {
-    // First read on a new thread after a move: the ring is new too.
+    // First use on a new thread after a move: the ring is new too.
     std::string error;
     if (!attach(error)) _eof = true;
-  }
-  size_t copied = 0;
-  while (_count > 0 && copied < dst.size()) {
-    Chunk& c = _fifo[_head];
-    const size_t n = std::min<size_t>(c.len - c.off, dst.size() - copied);
-    std::memcpy(dst.data() + copied, _bufs + size_t{c.bid} * buffer_size + c.off, n);
-    copied += n;
-    c.off += static_cast<uint32_t>(n);
-    if (c.off == c.len) {
-      recycle(c.bid);
-      _head = (_head + 1) % buffer_count;
-      --_count;
-    }
   }
   // A receive that stopped for lack of buffers resumes once one is back (submitted with this
   // pass's flush_submissions).
   if (_attached && !_recv_armed && !_eof && _count < buffer_count) arm_recv();
+  if (_count == 0) return {};
+  const Chunk& c = _fifo[_head];
+  return {_bufs + size_t{c.bid} * buffer_size + c.off, c.len - c.off};
+}
+
+void UringSocket::consume(size_t n) {
+  Chunk& c = _fifo[_head];
+  c.off += static_cast<uint32_t>(n);
+  if (c.off < c.len) return;
+  recycle(c.bid);
+  _head = (_head + 1) % buffer_count;
+  --_count;
+  if (_attached && !_recv_armed && !_eof) arm_recv();  // it stopped for lack of buffers
+}
+
+ssize_t UringSocket::read(std::span<uint8_t> dst) {
+  size_t copied = 0;
+  for (auto src = front(); !src.empty() && copied < dst.size(); src = front()) {
+    const size_t n = std::min(src.size(), dst.size() - copied);
+    std::memcpy(dst.data() + copied, src.data(), n);
+    copied += n;
+    consume(n);
+  }
   if (copied > 0) return static_cast<ssize_t>(copied);
-  return _eof ? -1 : 0;
+  return ended() ? -1 : 0;
 }
 
 }  // namespace tcp

@@ -41,6 +41,13 @@ class UringSocket final : backend::IoContext::ForeignSink {
   // chunks stay readable; the next read() sets the buffers up on the new ring. False when
   // called on another thread than the owner (nothing done).
   bool detach();
+  // The oldest received bytes not yet consumed, in place in a provided buffer (empty when none
+  // are buffered). The receive path parses PDUs straight out of it: no copy to a staging buffer.
+  std::span<const uint8_t> front();
+  // n bytes of front() were used; a buffer goes back to the kernel once all of it was.
+  void consume(size_t n);
+  // The host closed the connection or it failed, and every byte before that was consumed.
+  bool ended() const { return _eof && _count == 0; }
   // Copies received bytes into dst. Returns the count, 0 when nothing is buffered (and the
   // connection is fine), -1 when the host closed the connection or it failed.
   ssize_t read(std::span<uint8_t> dst);
