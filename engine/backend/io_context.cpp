@@ -244,6 +244,11 @@ bool IoContext::consume_notifications() {
   // EAGAIN only means nothing was signalled.
   uint64_t counter;
   [[maybe_unused]] ssize_t drained = read(_event_fd, &counter, sizeof counter);
+  return work_waiting();
+}
+
+bool IoContext::work_waiting() const {
+  if (_ring == nullptr) return false;
   return io_uring_cq_ready(_ring) > 0 || (IO_URING_READ_ONCE(*_ring->sq.kflags) & IORING_SQ_TASKRUN) != 0;
 }
 

@@ -54,6 +54,11 @@ class IoContext {
   // For level-triggered watchers, before going idle: consumes the eventfd's count, then says
   // whether CQEs are waiting (in that order, so a completion after the read signals again).
   bool consume_notifications();
+  // Whether completions wait in the CQ or, on an owned ring, completion work the kernel
+  // deferred to us (IORING_SQ_TASKRUN): no syscall. A queue must not go idle then: one
+  // io_uring_enter runs a bounded batch of deferred work (20 items on Linux 6.18) and keeps the
+  // rest flagged, and the eventfd is signalled when new work is queued, not for what was left.
+  bool work_waiting() const;
   // Operations submitted and not yet reaped.
   unsigned inflight() const { return _inflight; }
   void note_submitted() { ++_inflight; ++_unsubmitted; }

@@ -33,13 +33,14 @@ tcp::IoMechanism mechanism_of(const control::ThreadingConfig& t) {
 }
 
 // io_uring pays only where a queue's ring can belong to one thread (IoContext::set_owned): say
-// so when it is chosen with a model that moves queues between threads.
-void note_mechanism(core::Target& target, const control::ThreadingConfig& t) {
-  if (t.io_mechanism != "io_uring" || t.mode == "bound" || t.mode == "poll") return;
+// so when it is chosen with an executor that moves queues between threads.
+void note_mechanism(core::Target& target, const control::ThreadingConfig& t, const exec::Executor& ex) {
+  if (t.io_mechanism != "io_uring" || ex.keeps_tasks_on_one_thread()) return;
   target.log(core::EventLevel::info, "threading: io_uring with " + t.mode +
-                                         " shares each queue's ring between threads (each receive "
-                                         "interrupts the thread that armed it): epoll is faster in this "
-                                         "mode, io_uring in bound and poll");
+                                         " shares each queue's ring between the threads that run it (each "
+                                         "receive's completion work goes to the thread that armed it): epoll "
+                                         "is faster here; bound, poll and unbound with one worker per pod "
+                                         "give each queue a ring of its own");
 }
 
 tcp::Budgets budgets_of(const control::BudgetConfig& b) {
@@ -209,7 +210,7 @@ std::vector<ConfigError> Engine::start() {
   im.transport = std::make_unique<tcp::TcpTransport>(im.target, *im.executor, ql, budgets_of(im.cfg.budgets),
                                                      im.registry);
   im.transport->set_io_mechanism(mechanism_of(im.cfg.threading));
-  note_mechanism(im.target, im.cfg.threading);
+  note_mechanism(im.target, im.cfg.threading, *im.executor);
   im.transport->set_socket_options({im.cfg.tcp.so_priority, im.cfg.tcp.busy_poll_us, im.cfg.tcp.prefer_busy_poll,
                                     im.cfg.tcp.socket_buffer_bytes});
   im.bind_listeners(errs);
@@ -346,7 +347,7 @@ std::vector<ConfigError> Engine::set_threading(const control::ThreadingConfig& t
   im.executor = std::move(next);
   im.cfg.threading = t;
   im.target.log(core::EventLevel::info, "threading: switched to " + t.mode);
-  note_mechanism(im.target, t);
+  note_mechanism(im.target, t, *im.executor);
   im.sampler->set_mode(t.mode);
   im.threading_event(t, err.empty() ? "switched" : "switch_timeout");
   if (!err.empty()) return {{"$.threading", err}};

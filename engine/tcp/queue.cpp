@@ -270,7 +270,7 @@ exec::Progress TcpQueue::pass(unsigned max_rx_pdus) {
   }
   const bool buffered =
       (_rx_tail > _rx_head || (_usock && _usock->buffered()) || !_deferred.empty()) && !_closing;
-  if (progress || buffered) return exec::Progress::more;
+  if (progress || buffered || _ioctx.work_waiting()) return exec::Progress::more;
   return exec_level_rearm && _ioctx.consume_notifications() ? exec::Progress::more : exec::Progress::idle;
 }
 

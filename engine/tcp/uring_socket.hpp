@@ -1,13 +1,14 @@
 #pragma once
 // The io_uring receive side of a TCP queue (io_mechanism "io_uring"): one multishot recv with
 // provided buffers armed on the queue's own ring, so the kernel delivers data without a
-// recv() syscall per pass and wakes the queue through the ring's eventfd, the same one its
-// backend completions use. Received chunks wait in a fixed FIFO until the receive path copies
-// them out (read()); a buffer goes back to the kernel as soon as it is consumed.
+// recv() syscall per pass. The executor watches the socket and the ring's eventfd (the one its
+// backend completions use): socket readiness is the dependable wake-up (TcpQueue::fds()).
+// Received chunks wait in a fixed FIFO until the receive path parses them in place (front(),
+// consume()); a buffer goes back to the kernel as soon as it is consumed.
 //
 // Write readiness: the send path stays one sendmsg() per pass (it already batches every PDU of
-// the pass); when the socket is full, want_writable() arms one POLLOUT poll on the ring, so an
-// executor watching only the ring's eventfd still learns when to send again.
+// the pass); when the socket is full, want_writable() also arms one POLLOUT poll on the ring,
+// for executors that arm EPOLLOUT only on request.
 //
 // Only the thread running the queue's io_work touches it, like everything in the queue.
 #include <cstddef>

@@ -237,7 +237,9 @@ InlineConfig config(unsigned budget = 8, unsigned threads = 0) {
   return {.threads = threads, .cpus = {}, .inline_budget = budget};
 }
 
-TEST(Inline, FirstRunOnAWorkerThenReadinessInline) {
+// The first pass too runs in the notification context: a queue's io_uring receive is armed
+// there, so the kernel completes it on the notification thread (see attach()).
+TEST(Inline, FirstRunAndReadinessInline) {
   TestTask task;
   InlineExecutor ex(config(5));
   EXPECT_EQ(ex.name(), "inline");
@@ -245,8 +247,10 @@ TEST(Inline, FirstRunOnAWorkerThenReadinessInline) {
   ex.attach(task);
   ASSERT_TRUE(wait_for([&] { return task.passes.load() >= 1; }));
   ASSERT_TRUE(settle(task));
-  EXPECT_GE(task.full_passes.load(), 1);  // attach runs it on its deferred worker
+  EXPECT_GE(task.limited_passes.load(), 1);
   const int limited_before = task.limited_passes.load();
+  // (The socket's first EPOLLOUT edge may have found the first pass running and deferred one.)
+  const uint64_t deferrals_before = ex.deferrals();
 
   for (int i = 1; i <= 5; ++i) {
     task.send();
@@ -260,7 +264,7 @@ TEST(Inline, FirstRunOnAWorkerThenReadinessInline) {
   EXPECT_EQ(task.limited_passes_off_notify.load(), 0);
   EXPECT_EQ(task.overlaps.load(), 0);
   EXPECT_EQ(task.unready_passes.load(), 0);
-  EXPECT_EQ(ex.deferrals(), 0u);  // every inline batch finished the work
+  EXPECT_EQ(ex.deferrals(), deferrals_before);  // every inline batch finished the work
   ex.stop();
   EXPECT_EQ(task.retired.load(), 1);
 }

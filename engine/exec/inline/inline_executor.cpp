@@ -164,12 +164,17 @@ class Notifier final : public PinnedThread {
     if (write(_evfd, &one, sizeof one) < 0 && errno != EAGAIN) fatal("eventfd write");
   }
   uint64_t deferrals() const { return _counters.deferrals.get(); }
+  // Any thread; s is owned (running) by the caller, who hands it to the notification thread.
+  void push(Slot& s) {
+    if (_run.push(s)) wake();  // the first push after a take writes the edge the loop waits for
+  }
 
  private:
   void loop() override;
   void run_inline(Slot& s);
 
   InlineExecutor& _ex;
+  alignas(64) RunList _run;
   int _evfd = -1;
 };
 
@@ -214,9 +219,16 @@ void Notifier::loop() {
       n = 0;
     }
     _counters.wakeups.add();
+    // Newly attached queues first: an fd's first edge, taken after, then finds them idle and
+    // runs another inline batch rather than deferring to a worker.
+    for (Slot* s = _run.take_all(); s != nullptr;) {
+      Slot* next = s->next;  // run_inline may hand s to a worker, which links it anew
+      run_inline(*s);
+      s = next;
+    }
     for (int i = 0; i < n; ++i) {
       const uint64_t tag = events[i].data.u64;
-      if (tag == 0) continue;  // the control eventfd: stop
+      if (tag == 0) continue;  // the control eventfd: stop, or the run list above
       Slot& s = *reinterpret_cast<Slot*>(tag & ~kFdIndexMask);
       if (claim(s)) run_inline(s);
     }
@@ -433,7 +445,11 @@ void InlineExecutor::attach(Task& task) {
   for (unsigned i = 0; i < fds.size(); ++i)
     if (fds[i] >= 0) watch(s, i, fds[i]);
   inline_exec::mark_ready(task, monotonic_ns());
-  defer(s);
+  // The first pass runs in the notification context, like every batch that starts on an event.
+  // It matters for the io_uring mechanism: a shared ring completes a multishot receive by task
+  // work on the thread that armed it, so arming it here lets the notification thread be woken
+  // once per arrival, as epoll would, instead of a worker first and then the notifier.
+  _notifier->push(s);
 }
 
 void InlineExecutor::schedule(Task& task) {

@@ -51,7 +51,8 @@ class InlineExecutor final : public Executor {
 
   std::string name() const override { return "inline"; }
   // Any thread. The task gets the deferred worker on task.incoming_cpu() (round-robin when
-  // unknown) and runs once there. After stop() the task is retired at once.
+  // unknown) and runs a first pass on the notification thread. After stop() the task is
+  // retired at once.
   void attach(Task& task) override;
   // Any thread. Dropped while task.exec_scheduled is set (released to another executor).
   void schedule(Task& task) override;

@@ -408,6 +408,7 @@ UnboundExecutor::UnboundExecutor(const UnboundConfig& cfg)
     }
     _pods.push_back(std::move(pod));
   }
+  _one_worker_per_pod = std::all_of(counts.begin(), counts.end(), [](unsigned n) { return n == 1; });
   start_workers(threads);
 }
 
@@ -534,7 +535,12 @@ void UnboundExecutor::release(Task& task, std::function<void(Task&)> handover) {
     s->handover = std::move(handover);
     s->release_requested.store(true, std::memory_order_seq_cst);
   }
-  if (unbound::claim_idle(*s)) honour_release(*s);
+  if (!unbound::claim_idle(*s)) return;  // its owner honours it after the pass
+  // A task that owns its io_uring must be handed over on the worker the ring belongs to.
+  if (_one_worker_per_pod)
+    _pods[s->pod]->push(*s);
+  else
+    honour_release(*s);
 }
 
 void UnboundExecutor::stop() {

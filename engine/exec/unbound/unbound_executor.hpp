@@ -59,12 +59,17 @@ class UnboundExecutor final : public Executor {
   // Any thread except a worker of this executor. Retires every attached task on the calling
   // thread after the workers are joined; a release still pending is dropped (the task retired).
   void stop() override;
-  // Any thread, once per attachment. handover runs on the calling thread before release()
-  // returns when the task is idle, otherwise on the worker that runs it, after its pass. A
-  // task whose io_work returns closed first is retired instead and handover is never called.
+  // Any thread, once per attachment. handover runs on a worker of the task's pod, after its
+  // pass; in pods of several workers it runs on the calling thread before release() returns
+  // when the task is idle. A task whose io_work returns closed first is retired instead and
+  // handover is never called.
   void release(Task& task, std::function<void(Task&)> handover) override;
   std::vector<Task*> tasks() const override;
   std::vector<ThreadInfo> threads() const override;
+  // When every pod has one worker (threads = one per pod, e.g. scope cpu with one thread per
+  // CPU, or a one-CPU mask) a task never leaves its pod's worker, so its queue may own its
+  // io_uring as in the bound model.
+  bool keeps_tasks_on_one_thread() const override { return _one_worker_per_pod; }
 
   // The pods in use (after merging when there are fewer threads than pods), in worker order.
   const std::vector<std::vector<unsigned>>& pod_cpus() const { return _pod_cpus; }
@@ -89,6 +94,7 @@ class UnboundExecutor final : public Executor {
   std::unique_ptr<unbound::SlotTable> _slots;
   std::atomic<unsigned> _next_pod{0};
   std::atomic<bool> _stopping{false};
+  bool _one_worker_per_pod = false;
 
   mutable std::mutex _ctl_mu;  // attach/detach/release bookkeeping, never per I/O
   std::vector<Task*> _attached;       // guarded by _ctl_mu
