@@ -253,8 +253,8 @@ exec::Progress TcpQueue::pass(unsigned max_rx_pdus) {
     if (_budgets.bytes_per_pass && _pass_bytes >= _budgets.bytes_per_pass) break;
     if (deadline && exec::monotonic_ns() >= deadline) break;
   }
-  // What the last round queued after its flush (io_uring: the POLLOUT poll a short send
-  // arms) must reach the kernel before the queue sleeps, or nothing would wake it.
+  // SQEs queued after the last round's flush (by completions reaped after it) must reach the
+  // kernel before the queue sleeps, or nothing would complete them.
   _ioctx.flush_submissions();
   exec_did_work = ops > 0;
   if (!_identified && _sq.connected()) identify();

@@ -92,15 +92,10 @@ void TcpQueue::tx_sent(const TxItem& item) {
   if (item.kind == TxKind::resp || item.kind == TxKind::c2h_final) free_command(*item.cmd);
 }
 
-// The one writability rule for both mechanisms. epoll: the socket is registered edge-triggered
-// for EPOLLOUT, and a send that filled it makes the kernel signal the next drain. io_uring:
-// nobody polls the socket itself, so a POLLOUT poll goes on the ring (one at a time).
-void TcpQueue::arm_writable() {
-  if (_usock)
-    _usock->want_writable();
-  else
-    exec_tx_blocked = true;  // one-shot executors arm EPOLLOUT for it (exec::Task)
-}
+// The one writability rule for both mechanisms: the executor watches the socket (fds()), edge-
+// triggered for EPOLLOUT, so a send that filled it makes the kernel signal the next drain;
+// one-shot executors arm EPOLLOUT when told (exec::Task).
+void TcpQueue::arm_writable() { exec_tx_blocked = true; }
 
 // Sends up to budget PDUs in one sendmsg(); returns the PDUs fully sent.
 unsigned TcpQueue::tx_pass(unsigned budget) {

@@ -2,7 +2,6 @@
 #include "engine/tcp/uring_socket.hpp"
 
 #include <liburing.h>
-#include <poll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 
@@ -72,13 +71,13 @@ bool UringSocket::attach(std::string& error) {
 }
 
 void UringSocket::cancel_and_wait() {
-  if (!_recv_armed && !_poll_armed) return;
+  if (!_recv_armed) return;
   if (io_uring_sqe* sqe = _ctx.foreign_sqe()) {
-    // Every operation of ours on this fd: the multishot receive and a pending poll.
+    // Every operation of ours on this fd: the multishot receive.
     io_uring_prep_cancel_fd(sqe, _fd, IORING_ASYNC_CANCEL_ALL);
     io_uring_sqe_set_data64(sqe, tag(op_cancel));
   }
-  _ctx.wait_foreign([this] { return !_recv_armed && !_poll_armed; });
+  _ctx.wait_foreign([this] { return !_recv_armed; });
 }
 
 bool UringSocket::detach() {
@@ -140,20 +139,8 @@ void UringSocket::arm_recv() {
   _recv_armed = true;
 }
 
-void UringSocket::want_writable() {
-  if (_poll_armed || !_attached) return;
-  io_uring_sqe* sqe = _ctx.foreign_sqe();
-  if (sqe == nullptr) return;
-  io_uring_prep_poll_add(sqe, _fd, POLLOUT);
-  io_uring_sqe_set_data64(sqe, tag(op_poll));
-  _poll_armed = true;
-}
-
 void UringSocket::on_cqe(uint64_t user_data, int32_t res, uint32_t flags) {
   switch (static_cast<Op>(user_data >> 3)) {
-    case op_poll:
-      _poll_armed = false;  // one shot: the next pass sends, and re-arms if still full
-      return;
     case op_cancel:
       return;
     case op_recv:

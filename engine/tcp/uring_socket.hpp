@@ -6,9 +6,8 @@
 // Received chunks wait in a fixed FIFO until the receive path parses them in place (front(),
 // consume()); a buffer goes back to the kernel as soon as it is consumed.
 //
-// Write readiness: the send path stays one sendmsg() per pass (it already batches every PDU of
-// the pass); when the socket is full, want_writable() also arms one POLLOUT poll on the ring,
-// for executors that arm EPOLLOUT only on request.
+// Sends are not here: the send path stays one sendmsg() per pass (it already batches every PDU
+// of the pass), and the watched socket tells when a full one drains.
 //
 // Only the thread running the queue's io_work touches it, like everything in the queue.
 #include <cstddef>
@@ -30,7 +29,7 @@ class UringSocket final : backend::IoContext::ForeignSink {
   // Sets up the buffer ring on ctx's ring and arms the receive. On failure error is set and
   // the object is unusable (armed() false).
   UringSocket(int fd, backend::IoContext& ctx, std::string& error);
-  // Cancels the receive and the poll and waits for their last completions: until then the
+  // Cancels the receive and waits for its last completions: until then the
   // kernel may still write into the buffers.
   ~UringSocket();
   UringSocket(const UringSocket&) = delete;
@@ -38,7 +37,7 @@ class UringSocket final : backend::IoContext::ForeignSink {
 
   bool armed() const { return _br != nullptr; }
   // The queue moves to another thread and its ring goes (IoContext::close_ring): cancels the
-  // receive and the poll and waits for their last completions, on the ring's owner. Received
+  // receive and waits for their last completions, on the ring's owner. Received
   // chunks stay readable; the next read() sets the buffers up on the new ring. False when
   // called on another thread than the owner (nothing done).
   bool detach();
@@ -53,14 +52,12 @@ class UringSocket final : backend::IoContext::ForeignSink {
   // connection is fine), -1 when the host closed the connection or it failed.
   ssize_t read(std::span<uint8_t> dst);
   bool buffered() const { return _count > 0; }
-  // The socket is full: complete a POLLOUT poll on the ring when it drains.
-  void want_writable();
 
   // Whether the probe could set a multishot receive with provided buffers up on this kernel.
   static std::string probe();
 
  private:
-  enum Op : uint64_t { op_recv = 1, op_poll = 2, op_cancel = 3 };
+  enum Op : uint64_t { op_recv = 1, op_cancel = 3 };
   struct Chunk {
     uint16_t bid = 0;
     uint32_t off = 0, len = 0;
@@ -83,7 +80,6 @@ class UringSocket final : backend::IoContext::ForeignSink {
   unsigned _bgid = 0;
   bool _attached = false;  // the buffer ring is registered on the context's ring
   bool _recv_armed = false;
-  bool _poll_armed = false;
   bool _eof = false;  // end of stream or an error: nothing more will arrive
   // Chunks received and not yet consumed, oldest first. At most buffer_count exist (one per
   // provided buffer), so a fixed ring suffices.

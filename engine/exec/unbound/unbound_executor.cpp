@@ -408,7 +408,6 @@ UnboundExecutor::UnboundExecutor(const UnboundConfig& cfg)
     }
     _pods.push_back(std::move(pod));
   }
-  _one_worker_per_pod = std::all_of(counts.begin(), counts.end(), [](unsigned n) { return n == 1; });
   start_workers(threads);
 }
 
@@ -536,11 +535,15 @@ void UnboundExecutor::release(Task& task, std::function<void(Task&)> handover) {
     s->release_requested.store(true, std::memory_order_seq_cst);
   }
   if (!unbound::claim_idle(*s)) return;  // its owner honours it after the pass
-  // A task that owns its io_uring must be handed over on the worker the ring belongs to.
-  if (_one_worker_per_pod)
-    _pods[s->pod]->push(*s);
-  else
+  // A pod's only worker may own the task's io_uring: the handover must run there.
+  if (_pods[s->pod]->shared())
     honour_release(*s);
+  else
+    _pods[s->pod]->push(*s);
+}
+
+bool UnboundExecutor::keeps_tasks_on_one_thread() const {
+  return std::none_of(_pods.begin(), _pods.end(), [](const auto& pod) { return pod->shared(); });
 }
 
 void UnboundExecutor::stop() {

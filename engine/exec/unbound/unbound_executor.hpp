@@ -69,7 +69,7 @@ class UnboundExecutor final : public Executor {
   // When every pod has one worker (threads = one per pod, e.g. scope cpu with one thread per
   // CPU, or a one-CPU mask) a task never leaves its pod's worker, so its queue may own its
   // io_uring as in the bound model.
-  bool keeps_tasks_on_one_thread() const override { return _one_worker_per_pod; }
+  bool keeps_tasks_on_one_thread() const override;
 
   // The pods in use (after merging when there are fewer threads than pods), in worker order.
   const std::vector<std::vector<unsigned>>& pod_cpus() const { return _pod_cpus; }
@@ -94,7 +94,6 @@ class UnboundExecutor final : public Executor {
   std::unique_ptr<unbound::SlotTable> _slots;
   std::atomic<unsigned> _next_pod{0};
   std::atomic<bool> _stopping{false};
-  bool _one_worker_per_pod = false;
 
   mutable std::mutex _ctl_mu;  // attach/detach/release bookkeeping, never per I/O
   std::vector<Task*> _attached;       // guarded by _ctl_mu
