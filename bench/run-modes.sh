@@ -132,17 +132,39 @@ for r in rows:
     cells.setdefault((r[2], r[1]), []).append(r)
 workloads = list(dict.fromkeys(r[2] for r in rows))
 print()
-print(f"{'workload':<18} {'mode':<14} {'IOPS median':>11} {'IOPS min-max':>19} {'MiB/s':>8} {'p99 us':>8} {'target CPU%':>11} {'perf CPU%':>9}")
+# target us/IO: the target's CPU time per I/O (its CPU% over the window / IOPS).
+def us_per_io(r):
+    return float(r[7]) * 1e4 / float(r[3]) if float(r[3]) > 0 else float("nan")
+def median(v):
+    v = [x for x in v if x == x]  # drop nan
+    return statistics.median(v) if v else float("nan")
+print(f"{'workload':<18} {'mode':<16} {'IOPS median':>11} {'IOPS min-max':>19} {'MiB/s':>8} {'p99 us':>8} {'target CPU%':>11} {'perf CPU%':>9} {'target us/IO':>12}")
 for w in workloads:
     for m in modes.split():
         rs = cells.get((w, m))
         if not rs:
             continue
         iops = [float(r[3]) for r in rs]
-        def med(i):
-            v = [float(r[i]) for r in rs if float(r[i]) == float(r[i])]  # drop nan
-            return statistics.median(v) if v else float("nan")
-        print(f"{w:<18} {m:<14} {statistics.median(iops):>11.0f} {min(iops):>9.0f}-{max(iops):<9.0f} {med(4):>8.1f} {med(5):>8.1f} {med(7):>11.0f} {med(8):>9.0f}")
+        med = lambda i: median([float(r[i]) for r in rs])
+        print(f"{w:<18} {m:<16} {statistics.median(iops):>11.0f} {min(iops):>9.0f}-{max(iops):<9.0f} {med(4):>8.1f} {med(5):>8.1f}"
+              f" {med(7):>11.0f} {med(8):>9.0f} {median([us_per_io(r) for r in rs]):>12.2f}")
+# io_uring against epoll in the same mode, round by round: the two ran back to back, so each
+# round's ratio compares like with like on a machine whose speed drifts between minutes.
+pairs = [(m, m.split("+")[0]) for m in modes.split() if m.endswith("+io_uring") and m.split("+")[0] in modes.split()]
+if pairs:
+    print()
+    print(f"{'workload':<18} {'io_uring / epoll':<16} {'IOPS, per round: median (min-max)':>34} {'target us/IO, per round':>25}")
+    for w in workloads:
+        for u, e in pairs:
+            byround = {r[0]: r for r in cells.get((w, e), [])}
+            ratios = [(float(r[3]) / float(byround[r[0]][3]), us_per_io(r) / us_per_io(byround[r[0]]))
+                      for r in cells.get((w, u), []) if r[0] in byround and float(byround[r[0]][3]) > 0]
+            if not ratios:
+                continue
+            io = [x for x, _ in ratios]
+            cpu = [y for _, y in ratios if y == y]
+            cpus = f"{median(cpu):.2f} ({min(cpu):.2f}-{max(cpu):.2f})" if cpu else "-"
+            print(f"{w:<18} {e:<16} {median(io):>19.2f} ({min(io):.2f}-{max(io):.2f}) {cpus:>25}")
 print()
 def load(f):
     try:

@@ -206,8 +206,14 @@ def med(xs):
     return statistics.median(xs) if xs else float("nan")
 base = "spdk-posix" if "spdk-posix" in variants else variants[0]
 print()
+# Two ratios to the base: of the medians, and the median of each round's own ratio. A round
+# runs the variants back to back, so its ratio compares runs minutes apart at most; on a machine
+# whose speed drifts between minutes that is the steadier figure (min-max shows the spread).
+def per_round(v, w):
+    b = {r[0]: float(r[3]) for r in cell(base, w)}
+    return [float(r[3]) / b[r[0]] for r in cell(v, w) if b.get(r[0])]
 print(f"{'workload':<18} {'variant':<15} {'IOPS median':>11} {'min-max':>17} {'MiB/s':>8} {'avg us':>7} {'p99 us':>7}"
-      f" {'vs ' + base:>15} {'CPU us/IO':>9} {'usr/sys':>9} {'syscalls/IO':>11}")
+      f" {'vs ' + base:>15} {'per round (min-max)':>20} {'CPU us/IO':>9} {'usr/sys':>9} {'syscalls/IO':>11}")
 for w in workloads:
     b = med([float(r[3]) for r in cell(base, w)])
     for v in variants:
@@ -221,7 +227,10 @@ for w in workloads:
         cpu = [(float(r[7]) + float(r[8])) * 1e6 / (float(r[3]) * float(r[9])) for r in rs]
         usr = sum(float(r[7]) for r in rs) / max(sum(float(r[7]) + float(r[8]) for r in rs), 1e-9)
         sc = [float(r[10]) / (float(r[3]) * float(r[9])) for r in cell(v, w, False) if r[10] != "nan"]
+        pr = per_round(v, w)
+        prs = f"{med(pr):.2f} ({min(pr):.2f}-{max(pr):.2f})" if pr else "-"
         print(f"{w:<18} {v:<15} {m:>11.0f} {min(iops):>8.0f}-{max(iops):<8.0f} {med([float(r[4]) for r in rs]):>8.1f}"
               f" {med([float(r[5]) for r in rs]):>7.1f} {med([float(r[6]) for r in rs]):>7.1f} {m / b if b else float('nan'):>15.2f}"
+              f" {prs:>20}"
               f" {med(cpu):>9.2f} {100 * usr:>4.0f}/{100 - 100 * usr:<4.0f} {med(sc):>11.2f}")
 PY
