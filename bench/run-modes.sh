@@ -150,7 +150,8 @@ for w in workloads:
               f" {med(7):>11.0f} {med(8):>9.0f} {median([us_per_io(r) for r in rs]):>12.2f}")
 # io_uring against epoll in the same mode, round by round: the two ran back to back, so each
 # round's ratio compares like with like on a machine whose speed drifts between minutes.
-pairs = [(m, m.split("+")[0]) for m in modes.split() if m.endswith("+io_uring") and m.split("+")[0] in modes.split()]
+pairs = [(m, m.removesuffix("+io_uring")) for m in modes.split()
+         if m.endswith("+io_uring") and m.removesuffix("+io_uring") in modes.split()]
 if pairs:
     print()
     print(f"{'workload':<18} {'io_uring / epoll':<16} {'IOPS, per round: median (min-max)':>34} {'target us/IO, per round':>25}")

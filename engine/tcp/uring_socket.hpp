@@ -37,7 +37,7 @@ class UringSocket final : backend::IoContext::ForeignSink {
 
   bool armed() const { return _br != nullptr; }
   // The queue moves to another thread and its ring goes (IoContext::close_ring): cancels the
-  // receive and waits for their last completions, on the ring's owner. Received
+  // receive and waits for its last completions, on the ring's owner. Received
   // chunks stay readable; the next read() sets the buffers up on the new ring. False when
   // called on another thread than the owner (nothing done).
   bool detach();
@@ -77,7 +77,6 @@ class UringSocket final : backend::IoContext::ForeignSink {
   io_uring_buf_ring* _br = nullptr;
   size_t _br_bytes = 0;
   uint8_t* _bufs = nullptr;
-  unsigned _bgid = 0;
   bool _attached = false;  // the buffer ring is registered on the context's ring
   bool _recv_armed = false;
   bool _eof = false;  // end of stream or an error: nothing more will arrive
