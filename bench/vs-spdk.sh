@@ -18,6 +18,7 @@ perf_cpu=${PERF_CPU:-1}
 port=${PORT:-4420}
 size_mib=${SIZE_MIB:-1024}
 # nvmetune variants are MODE or MODE+io_uring; spdk-posix and spdk-uring are SPDK's sock modules.
+# MODE[+io_uring]@/path/to/nvmetune runs another build in that variant (A/B of two builds).
 variants=${VARIANTS:-"spdk-posix spdk-uring bound bound+io_uring poll poll+io_uring"}
 workloads=${WORKLOADS:-"4k-randread-qd32 4k-randread-qd1 4k-randwrite-qd32 128k-read-qd8"}
 # The syscall count needs the raw_syscalls tracepoint, which slows every syscall on the machine:
@@ -76,9 +77,11 @@ start_spdk() {  # start_spdk posix|uring
     rpc nvmf_subsystem_add_listener "$nqn" -t tcp -a 127.0.0.1 -s "$port" && wait_listening
 }
 
-start_nvmetune() {  # start_nvmetune MODE[+MECHANISM]
-  local mode=${1%%+*} mech=epoll threading
-  [[ $1 == *+* ]] && mech=${1#*+}
+start_nvmetune() {  # start_nvmetune MODE[+MECHANISM][@BINARY]
+  local spec=${1%%@*} b=$bin mode mech=epoll threading
+  [[ $1 == *@* ]] && b=${1#*@}
+  mode=${spec%%+*}
+  [[ $spec == *+* ]] && mech=${spec#*+}
   if [ "$mode" = poll ]; then
     threading="{\"mode\": \"poll\", \"threads\": 1, \"first_core\": $target_cpu, \"io_mechanism\": \"$mech\"}"
   else
@@ -93,7 +96,7 @@ start_nvmetune() {  # start_nvmetune MODE[+MECHANISM]
   "threading": $threading
 }
 JSON
-  taskset -c "$target_cpu" "$bin" serve --config "$out_dir/nvmetune.json" \
+  taskset -c "$target_cpu" "$b" serve --config "$out_dir/nvmetune.json" \
     --control-socket "$out_dir/ctl.sock" >"$out_dir/serve.log" 2>&1 &
   tpid=$!
   wait_listening
@@ -139,8 +142,9 @@ echo "nvmetune vs SPDK: targets on CPU $target_cpu, spdk_nvme_perf on CPU $perf_
      "${time_s}s per run after ${ramp_s}s; raw results in $out_dir"
 
 measure() {  # measure ROUND VARIANT WORKLOAD [syscalls]
-  local round=$1 v=$2 w=$3 txt=$out_dir/r$1-$2-$3.txt args t0 t1 sc=nan
-  [ "$round" = syscalls ] && txt=$out_dir/syscalls-$v-$w.txt
+  local round=$1 v=$2 w=$3 vf=${2//\//_} args t0 t1 sc=nan  # vf: a file name (@/path has slashes)
+  local txt=$out_dir/r$1-$vf-$3.txt
+  [ "$round" = syscalls ] && txt=$out_dir/syscalls-$vf-$w.txt
   args=$(perf_args "$w") || { echo "unknown workload $w" >&2; return 1; }
   # shellcheck disable=SC2086
   run_perf "$txt" $((time_s + ramp_s)) $args $latency_flag &

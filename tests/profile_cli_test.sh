@@ -71,7 +71,7 @@ expect_grep "$work/err" '6 error\(s\), nothing done' "all six errors in one pass
 expect_exit 0 "threading unchanged" -- "${ctl[@]}" threading.get
 expect_grep "$work/out" '"mode": "poll"' "the invalid profile changed nothing (still poll)"
 expect_exit 0 "budgets unchanged" -- "${ctl[@]}" budgets.get
-expect_grep "$work/out" '"send_pdus": 32' "the invalid profile changed no budget"
+expect_grep "$work/out" '"send_pdus": 64' "the invalid profile changed no budget"
 
 head -c 120 "$work/poll.json" >"$work/truncated.json"
 expect_exit 1 "apply a truncated file" -- "${profile[@]}" apply "$work/truncated.json"

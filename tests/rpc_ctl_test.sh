@@ -31,7 +31,7 @@ grep -q '"warp"' "$work/out" && fail "a refused threading.set changed the mode"
 expect_exit 0 "budgets.set recv_pdus 16" -- "${ctl[@]}" budgets.set '{"recv_pdus":16}'
 expect_exit 0 "budgets.get" -- "${ctl[@]}" budgets.get
 expect_grep "$work/out" '"recv_pdus": 16' "budgets.get shows 16"
-expect_grep "$work/out" '"send_pdus": 32' "the other budgets are unchanged"
+expect_grep "$work/out" '"send_pdus": 64' "the other budgets are unchanged"
 
 expect_exit 1 "two bad budgets" -- "${ctl[@]}" budgets.set '{"recv_pdus":0,"reap_batch":"x"}'
 expect_grep "$work/err" '^  params\.recv_pdus: ' "each bad field on its own line (recv_pdus)"

@@ -82,7 +82,7 @@ std::vector<Setting> budget_rows() {
                "throughput; smaller ones turn to the next queue, and from reads to writes, sooner: fairer."},
       {.section = "budgets", .key = "send_pdus", .type = T::integer, .label = "Send PDUs", .unit = "PDUs",
        .min = 1, .max = 1024, .modes = all_modes,
-       .help = "PDUs sent per pass, in one sendmsg (32; nvmet-tcp's 8). As with recv_pdus, larger favours "
+       .help = "PDUs sent per pass, in one sendmsg (64: 32 reads and their responses; nvmet-tcp's 8). As with recv_pdus, larger favours "
                "throughput (fewer, fuller segments) and smaller fairness between queues sharing a thread."},
       {.section = "budgets", .key = "ops_per_pass", .type = T::integer, .label = "Ops per pass", .min = 1,
        .max = 65536, .modes = all_modes,

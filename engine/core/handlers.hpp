@@ -18,7 +18,8 @@ nvme::Status prepare_discovery(SubmissionQueue& sq, Request& req);
 void execute_discovery(SubmissionQueue& sq, Request& req);
 
 nvme::Status prepare_nvm(SubmissionQueue& sq, Request& req);
-void execute_nvm(SubmissionQueue& sq, Request& req);
+// now_ns: when execution starts (stamps the backend submission).
+void execute_nvm(SubmissionQueue& sq, Request& req, uint64_t now_ns);
 void nvm_resume(SubmissionQueue& sq, Request& req);
 void nvm_backend_done(SubmissionQueue& sq, Request& req);
 

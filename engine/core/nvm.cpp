@@ -38,7 +38,8 @@ nvme::Status prepare_rw(const SubmissionQueue& sq, Request& req, DataDir dir) {
 }
 
 // Starts one backend Io. True when the backend completed it at once (io.result is set).
-bool start_io(SubmissionQueue& sq, Request& req, IoOp op, uint64_t offset, uint32_t len, uint8_t* buf) {
+bool start_io(SubmissionQueue& sq, Request& req, IoOp op, uint64_t offset, uint32_t len, uint8_t* buf,
+              uint64_t now_ns) {
   backend::Io& io = req.io;
   io.op = op;
   io.offset = offset;
@@ -50,12 +51,13 @@ bool start_io(SubmissionQueue& sq, Request& req, IoOp op, uint64_t offset, uint3
   io.fua = op == IoOp::write && req.sqe.fua();
   io.result = 0;
   io.owner = &req;
-  io.submit_ns = exec::monotonic_ns();
+  io.submit_ns = now_ns;
   return req.ns->backend().submit(sq.transport().io_context(), io);
 }
 
-void submit(SubmissionQueue& sq, Request& req, IoOp op, uint64_t offset, uint32_t len, uint8_t* buf) {
-  if (start_io(sq, req, op, offset, len, buf)) nvm_backend_done(sq, req);
+void submit(SubmissionQueue& sq, Request& req, IoOp op, uint64_t offset, uint32_t len, uint8_t* buf,
+            uint64_t now_ns) {
+  if (start_io(sq, req, op, offset, len, buf, now_ns)) nvm_backend_done(sq, req);
 }
 
 // Range commands (DSM deallocate, Write Zeroes) walk their ranges in pieces of at most
@@ -97,7 +99,8 @@ void range_next(SubmissionQueue& sq, Request& req) {
     const uint64_t off = (r.slba << ns.lba_shift()) + req.step_offset;
     req.step_offset += piece;
     ++pieces;
-    if (!start_io(sq, req, op, off, static_cast<uint32_t>(piece), nullptr)) return;  // reaped later
+    if (!start_io(sq, req, op, off, static_cast<uint32_t>(piece), nullptr, exec::monotonic_ns()))
+      return;  // reaped later
     sq.stats_mut().backend_latency.record(exec::monotonic_ns() - req.io.submit_ns);
     if (req.io.result < 0) return sq.complete(req, nvme::status_from_errno(-req.io.result, false));
   }
@@ -139,18 +142,18 @@ nvme::Status prepare_nvm(SubmissionQueue& sq, Request& req) {
   }
 }
 
-void execute_nvm(SubmissionQueue& sq, Request& req) {
+void execute_nvm(SubmissionQueue& sq, Request& req, uint64_t now_ns) {
   const Namespace& ns = *req.ns;
   const uint64_t off = req.sqe.slba() << ns.lba_shift();
   switch (static_cast<NvmOpcode>(req.sqe.opcode())) {
     case NvmOpcode::read:
       req.response_len = req.transfer_len;
-      return submit(sq, req, IoOp::read, off, req.transfer_len, req.buf);
-    case NvmOpcode::write: return submit(sq, req, IoOp::write, off, req.transfer_len, req.buf);
+      return submit(sq, req, IoOp::read, off, req.transfer_len, req.buf, now_ns);
+    case NvmOpcode::write: return submit(sq, req, IoOp::write, off, req.transfer_len, req.buf, now_ns);
     case NvmOpcode::compare:
       // The medium's blocks go to the scratch half of the slot; the host's data stays put.
-      return submit(sq, req, IoOp::read, off, req.transfer_len, req.buf + req.buf_cap);
-    case NvmOpcode::flush: return submit(sq, req, IoOp::flush, 0, 0, nullptr);
+      return submit(sq, req, IoOp::read, off, req.transfer_len, req.buf + req.buf_cap, now_ns);
+    case NvmOpcode::flush: return submit(sq, req, IoOp::flush, 0, 0, nullptr, now_ns);
     case NvmOpcode::write_zeroes:
       return range_next(sq, req);
     case NvmOpcode::dataset_management:
@@ -164,11 +167,13 @@ void nvm_resume(SubmissionQueue& sq, Request& req) { range_next(sq, req); }
 
 void nvm_backend_done(SubmissionQueue& sq, Request& req) {
   const backend::Io& io = req.io;
-  sq.stats_mut().backend_latency.record(exec::monotonic_ns() - io.submit_ns);
+  req.done_ns = exec::monotonic_ns();
+  sq.stats_mut().backend_latency.record(req.done_ns - io.submit_ns);
   // A block device that cannot unmap and zero (PUNCH_HOLE: EOPNOTSUPP) still zeroes, so
   // DLFEAT's promise holds.
   if (io.result == -EOPNOTSUPP && io.op == IoOp::discard) {
-    if (start_io(sq, req, IoOp::write_zeroes, io.offset, io.length, nullptr)) nvm_backend_done(sq, req);
+    if (start_io(sq, req, IoOp::write_zeroes, io.offset, io.length, nullptr, req.done_ns))
+      nvm_backend_done(sq, req);
     return;
   }
   if (io.result < 0) {

@@ -58,6 +58,7 @@ nvme::Status SubmissionQueue::prepare(Request& req) {
   req.response_len = 0;
   req.step = 0;
   req.step_offset = 0;
+  req.done_ns = 0;
   release_data(req);  // none: complete() or the transport dropped it (a slot never leaks one)
   req.io.lent = nullptr;  // admin commands never start an Io: no stale lent data
   req.ns = nullptr;
@@ -83,10 +84,10 @@ nvme::Status SubmissionQueue::prepare(Request& req) {
   return nvme::status::success;
 }
 
-void SubmissionQueue::execute(Request& req) {
+void SubmissionQueue::execute(Request& req, uint64_t now_ns) {
   _stats.commands.add();
   if (is_fabrics(req)) return execute_fabrics(*this, req);
-  if (_qid != 0) return execute_nvm(*this, req);
+  if (_qid != 0) return execute_nvm(*this, req, now_ns ? now_ns : exec::monotonic_ns());
   if (_ctrl->subsystem().is_discovery()) return execute_discovery(*this, req);
   execute_admin(*this, req);
 }
@@ -172,7 +173,8 @@ bool SubmissionQueue::poll_events() {
 
 void SubmissionQueue::record_latency(const Request& req, const void* queue) {
   if (!req.start_ns) return;
-  const uint64_t ns = exec::monotonic_ns() - req.start_ns;
+  const uint64_t end = req.done_ns >= req.start_ns ? req.done_ns : exec::monotonic_ns();
+  const uint64_t ns = end - req.start_ns;
   NVMT_USDT3(cmd_complete, queue, req.sqe.cid(), ns);
   const uint8_t op = req.sqe.opcode();
   if (_qid != 0 && op == static_cast<uint8_t>(nvme::NvmOpcode::read)) _stats.read_latency.record(ns);

@@ -46,7 +46,9 @@ class SubmissionQueue {
   // complete() once any in-capsule data has been consumed.
   nvme::Status prepare(Request& req);
   // Step 2 (data present): run the command. Completes now or when the backend is done.
-  void execute(Request& req);
+  // now_ns: the caller's clock read of this moment (exec::monotonic_ns), if it has one; 0 =
+  // read it here. It stamps the backend submission.
+  void execute(Request& req, uint64_t now_ns = 0);
   // The one way a command ends.
   void complete(Request& req, nvme::Status st);
   // The transport no longer reads req's response data (sent, or the queue is going away):
@@ -55,7 +57,8 @@ class SubmissionQueue {
   // The transport sent req's response: its submit-to-completion time goes to the queue's read,
   // write (I/O queues) or other histogram and to the cmd_complete USDT point, keyed by the
   // transport's queue (queue, as its queue_wait_end point names it). A command that failed
-  // before it started (start_ns 0: a bad SGL) is not timed.
+  // before it started (start_ns 0: a bad SGL) is not timed. Ends at req.done_ns when the
+  // backend's completion led here, else now.
   void record_latency(const Request& req, const void* queue);
   // A backend Io reaped from the queue's IoContext.
   void on_backend_done(backend::Io& io);

@@ -11,7 +11,9 @@
 namespace tcp {
 namespace {
 
-inline constexpr size_t max_iov = 64;
+// Iovecs per sendmsg: a response with data is 2-3 (header, data, digest) plus a CapsuleResp
+// when the host keeps SQ flow control (spdk_nvme_perf does), so 32 commands need 96.
+inline constexpr size_t max_iov = 128;
 
 }  // namespace
 
@@ -26,8 +28,14 @@ void TcpQueue::drop_tx() {
 void TcpQueue::tx_push(const TxItem& item) {
   if (_tx_dead) return;
   // The ring holds 2 items per command plus ICResp, TermReq and the boot slot's: it cannot
-  // overflow.
-  _tx[(_tx_head + _tx_count) % _tx.size()] = item;
+  // overflow. Wrapped by comparison, not %: the ring's size is not a constant, and a division
+  // per PDU showed in the profile.
+  size_t at = _tx_head + _tx_count;
+  if (at >= _tx.size()) at -= _tx.size();
+  TxItem& slot = _tx[at];
+  slot = item;
+  slot.len = 0;
+  for (uint8_t k = 0; k < slot.niov; ++k) slot.len += static_cast<uint32_t>(slot.iov[k].iov_len);
   ++_tx_count;
 }
 
@@ -88,7 +96,6 @@ void TcpQueue::complete(core::Request& req) {
 
 
 void TcpQueue::tx_sent(const TxItem& item) {
-  _stats.pdus_tx.add();
   if (item.kind == TxKind::resp || item.kind == TxKind::c2h_final) free_command(*item.cmd);
 }
 
@@ -101,11 +108,14 @@ void TcpQueue::arm_writable() { exec_tx_blocked = true; }
 unsigned TcpQueue::tx_pass(unsigned budget) {
   if (_tx_count == 0 || _fd < 0) return 0;
   std::array<iovec, max_iov> iov;
-  size_t niov = 0, items = 0;
-  for (; items < _tx_count && items < budget; ++items) {
-    const TxItem& it = _tx[(_tx_head + items) % _tx.size()];
+  const size_t cap = _tx.size();
+  size_t niov = 0, items = 0, offered = 0;
+  for (size_t at = _tx_head; items < _tx_count && items < budget; ++items) {
+    const TxItem& it = _tx[at];
     if (niov + it.niov > max_iov) break;
     for (uint8_t k = 0; k < it.niov; ++k) iov[niov++] = it.iov[k];
+    offered += it.len;
+    if (++at == cap) at = 0;
   }
   if (niov == 0) return 0;  // a zero budget
   // Skip what a previous partial send already wrote.
@@ -114,11 +124,11 @@ unsigned TcpQueue::tx_pass(unsigned budget) {
   iov[first].iov_base = static_cast<uint8_t*>(iov[first].iov_base) + skip;
   iov[first].iov_len -= skip;
 
+  offered -= _tx_off;
+
   msghdr msg{};
   msg.msg_iov = iov.data() + first;
   msg.msg_iovlen = niov - first;
-  size_t offered = 0;
-  for (size_t k = first; k < niov; ++k) offered += iov[k].iov_len;
   const ssize_t n = ::sendmsg(_fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
   if (n < 0 && errno != EAGAIN && errno != EINTR) {
     _closing = true;
@@ -134,17 +144,16 @@ unsigned TcpQueue::tx_pass(unsigned budget) {
   size_t left = static_cast<size_t>(n) + _tx_off;
   unsigned done = 0;
   while (_tx_count > 0) {
-    const TxItem it = _tx[_tx_head];
-    size_t len = 0;
-    for (uint8_t k = 0; k < it.niov; ++k) len += it.iov[k].iov_len;
-    if (left < len) break;
-    left -= len;
-    _tx_head = (_tx_head + 1) % _tx.size();
+    const TxItem& it = _tx[_tx_head];
+    if (left < it.len) break;
+    left -= it.len;
+    if (++_tx_head == cap) _tx_head = 0;
     --_tx_count;
     ++done;
-    tx_sent(it);
+    tx_sent(it);  // frees the command, never queues: the slot stays as it is until reused
   }
   _tx_off = left;
+  _stats.pdus_tx.add(done);
   return done;
 }
 

@@ -131,7 +131,7 @@ TEST(Config, DefaultIsValidAndMatchesTheDocumentedDefault) {
   EXPECT_TRUE(c.threading.cpus.empty());
   EXPECT_EQ(c.threading.threads, 0u);
   EXPECT_EQ(c.budgets.recv_pdus, 32u);
-  EXPECT_EQ(c.budgets.send_pdus, 32u);
+  EXPECT_EQ(c.budgets.send_pdus, 64u);
   EXPECT_EQ(c.budgets.ops_per_pass, 64u);
 }
 
@@ -746,7 +746,7 @@ TEST(ParseBudgets, PartialMergeSizesAndErrors) {
   ASSERT_TRUE(errors.empty()) << dump(errors);
   EXPECT_EQ(b.recv_pdus, 16u);
   EXPECT_EQ(b.bytes_per_pass, 256u * 1024);
-  EXPECT_EQ(b.send_pdus, 32u);
+  EXPECT_EQ(b.send_pdus, 64u);
 
   const json before = control::to_json(b);
   errors = control::parse_budgets(json{{"recv_pdus", 0}, {"reap_batch", "x"}, {"send_pdus", 4}}, "params", b);

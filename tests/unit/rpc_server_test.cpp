@@ -681,7 +681,7 @@ TEST_F(RpcEngine, PartialBudgetsSetMergesAndBecomesAnEvent) {
   json after = client->result("budgets.set", {{"recv_pdus", 16}, {"bytes_per_pass", "256K"}});
   EXPECT_EQ(after["recv_pdus"], 16);
   EXPECT_EQ(after["bytes_per_pass"], 256 * 1024);
-  EXPECT_EQ(after["send_pdus"], 32);
+  EXPECT_EQ(after["send_pdus"], 64);
   EXPECT_EQ(client->result("budgets.get"), after);
   EXPECT_EQ(engine->budgets().recv_pdus, 16u);
 

@@ -1,0 +1,163 @@
+// The receive budget of a TcpQueue pass counts PDUs: a pass limited to N PDUs takes exactly N
+// capsules off the socket, and leaves the rest for the next pass.
+//
+// The queue runs on a real socketpair with real core/ and a real RAM namespace; only the
+// executor is a do-nothing double, because the test must call io_work_limited() itself to see
+// one pass at a time (a real executor would run the queue on its own threads).
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <memory>
+#include <vector>
+
+#include "engine/backend/backend.hpp"
+#include "engine/core/namespace.hpp"
+#include "engine/core/subsystem.hpp"
+#include "engine/core/target.hpp"
+#include "engine/exec/executor.hpp"
+#include "engine/tcp/queue.hpp"
+#include "fuzz/pdu_builder.hpp"
+
+namespace {
+
+using namespace fuzz;  // the host-side stream builder and its names
+
+class NoThreads final : public exec::Executor {
+ public:
+  std::string name() const override { return "none (test double)"; }
+  void attach(exec::Task&) override {}
+  void schedule(exec::Task&) override {}
+  void watch_fd(exec::Task&, int) override {}
+  void stop() override {}
+  void release(exec::Task& t, std::function<void(exec::Task&)> handover) override { handover(t); }
+  std::vector<exec::Task*> tasks() const override { return {}; }
+  std::vector<ThreadInfo> threads() const override { return {}; }
+};
+
+core::Limits target_limits() {
+  core::Limits l;
+  l.queue_depth = queue_depth;
+  l.mdts_bytes = mdts_bytes;
+  l.io_ccsz = io_icd_size + nvme::sqe_size;
+  return l;
+}
+
+tcp::QueueLimits queue_limits() {
+  tcp::QueueLimits l;
+  l.queue_depth = queue_depth;
+  l.io_icd_size = io_icd_size;
+  l.maxh2cdata = maxh2cdata;
+  l.mdts_bytes = mdts_bytes;
+  return l;
+}
+
+// Everything the controller sent so far.
+std::vector<uint8_t> drain(int fd) {
+  std::vector<uint8_t> out;
+  std::array<uint8_t, 64 * 1024> buf;
+  for (;;) {
+    const ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n > 0) {
+      out.insert(out.end(), buf.data(), buf.data() + n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    return out;
+  }
+}
+
+void write_all(int fd, const Bytes& b) {
+  size_t off = 0;
+  while (off < b.size()) {
+    const ssize_t n = ::write(fd, b.data() + off, b.size() - off);
+    ASSERT_GT(n, 0) << "the socketpair is full";
+    off += static_cast<size_t>(n);
+  }
+}
+
+class TcpReceiveBudget : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto subsys = std::make_shared<core::Subsystem>(std::string(subnqn), "BUDGET01", "budget test", true,
+                                                     std::vector<std::string>{}, false);
+    backend::BackendSpec spec;
+    spec.kind = "ram";
+    spec.size_bytes = 1u << 20;
+    std::string err;
+    auto be = backend::open_backend(spec, err);
+    ASSERT_TRUE(be) << err;
+    ASSERT_TRUE(subsys->add_namespace(
+        std::make_unique<core::Namespace>(1, std::move(be), 4096, core::derive_uuid(subsys->nqn(), 1))));
+    target.add_subsystem(subsys);
+
+    // The admin queue: ICReq, Connect, CC.EN = 1. Its Connect response carries the cntlid.
+    admin = open_queue(admin_host);
+    Stream s;
+    s.icreq();
+    s.capsule(connect(1, 0, queue_depth - 1, Xfer::in_capsule), connect_data(subnqn, hostnqn));
+    s.capsule(property_set(2, nvme::Property::cc, cc_enable));
+    ASSERT_TRUE(admin->feed(s.bytes));
+    const auto out = drain(admin_host);
+    ASSERT_GE(out.size(), tcp::ic_hlen + tcp::capsule_resp_hlen);
+    const uint16_t cntlid = nvme::get_le<uint16_t>(out.data(), tcp::ic_hlen + tcp::ch_len);
+
+    io = open_queue(io_host);
+    Stream c;
+    c.icreq();
+    c.capsule(connect(1, 1, queue_depth - 1, Xfer::in_capsule), connect_data(subnqn, hostnqn, cntlid));
+    ASSERT_TRUE(io->feed(c.bytes));
+    drain(io_host);
+    ASSERT_TRUE(io->sq().connected()) << "the I/O queue did not connect";
+  }
+
+  void TearDown() override {
+    for (int fd : {admin_host, io_host})
+      if (fd >= 0) ::close(fd);
+    // The host hung up: each queue closes within a few passes, as under an executor.
+    for (auto* q : {io.get(), admin.get()}) {
+      for (int pass = 0; q && pass < 64; ++pass)
+        if (q->io_work() == exec::Progress::closed) break;
+    }
+  }
+
+  std::unique_ptr<tcp::TcpQueue> open_queue(int& host_end) {
+    int sv[2];
+    EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv), 0);
+    host_end = sv[1];
+    return std::make_unique<tcp::TcpQueue>(sv[0], "budget-test", target, executor, limits, budgets);
+  }
+
+  core::Target target{target_limits()};
+  NoThreads executor;
+  tcp::LiveBudgets budgets{tcp::Budgets{}};
+  tcp::QueueLimits limits = queue_limits();
+  int admin_host = -1, io_host = -1;
+  std::unique_ptr<tcp::TcpQueue> admin, io;
+};
+
+TEST_F(TcpReceiveBudget, ALimitedPassTakesExactlyItsPdus) {
+  Stream s;
+  constexpr uint16_t reads = 20;
+  for (uint16_t cid = 0; cid < reads; ++cid)
+    s.capsule(rw(cid, nvme::NvmOpcode::read, 1, cid, 1, 4096, Xfer::transport));
+  write_all(io_host, s.bytes);
+
+  const uint64_t before = io->stats().pdus_rx.get();
+  io->io_work_limited(5);
+  EXPECT_EQ(io->stats().pdus_rx.get() - before, 5u) << "a pass limited to 5 PDUs";
+  io->io_work_limited(7);
+  EXPECT_EQ(io->stats().pdus_rx.get() - before, 12u) << "then one limited to 7";
+  // The rest, whatever the receive budget per round: an unlimited pass runs rounds until idle.
+  budgets.set(tcp::Budgets{.recv_pdus = 3});
+  io->io_work();
+  EXPECT_EQ(io->stats().pdus_rx.get() - before, uint64_t{reads});
+
+  // Every read was answered: a C2HData (4 KiB) and a CapsuleResp each (SQ flow control is on).
+  const auto out = drain(io_host);
+  EXPECT_EQ(out.size(), reads * (tcp::data_hlen + 4096 + tcp::capsule_resp_hlen));
+}
+
+}  // namespace
