@@ -49,7 +49,7 @@ vpid=
 trap 'if [ -n "$vpid" ]; then kill -INT "$vpid" 2>/dev/null; wait "$vpid" 2>/dev/null; fi' EXIT
 # Collection starts once the target is ready: start-up (populating the namespace, loading
 # libraries) is not the data path.
-taskset -c "$target_cpu" valgrind --tool=callgrind --collect-atstart=no \
+taskset -c "$target_cpu" valgrind --tool=callgrind --instr-atstart=no \
   --callgrind-out-file="$out_dir/callgrind.out" \
   "$bin" serve --config "$out_dir/config.json" --control-socket "$out_dir/ctl.sock" \
   >"$out_dir/serve.out" 2>"$out_dir/serve.err" &
@@ -59,7 +59,7 @@ for _ in $(seq 600); do
   kill -0 "$vpid" 2>/dev/null || die "the target did not start: $(tail -3 "$out_dir/serve.err")"
   sleep 0.1
 done
-callgrind_control -i on "$vpid" >/dev/null || die "callgrind_control could not start the collection"
+callgrind_control -i on "$vpid" >/dev/null || die "callgrind_control could not switch the instrumentation on"
 echo "target under callgrind ($mode, $mech); $rw $bs qd$qd for ${time_s}s from CPU $perf_cpu ..."
 taskset -c "$perf_cpu" "$bin" perf -r "trtype:tcp traddr:127.0.0.1 trsvcid:$port subnqn:$nqn" \
   --rw "$rw" --bs "$bs" --qd "$qd" --time "$time_s" --json >"$out_dir/perf.json" 2>"$out_dir/perf.err" ||

@@ -2,7 +2,7 @@
 # nvmetune vs SPDK nvmf_tgt on one target core, both driven by the same initiator
 # (spdk_nvme_perf) on another core, over loopback TCP. Each target serves one 1 GiB RAM
 # namespace of 4096-byte blocks (SPDK: malloc bdev; nvmetune: RAM backend, populated), written
-# once before anything is read. Variants alternate A B C ... in every round; each measured
+# once before anything is read. Variants alternate A B C ... (C B A in even rounds); each measured
 # run starts its target afresh. Prints a table (medians, min-max, ratios to SPDK posix, CPU µs
 # and syscalls per I/O). Never fails on the numbers. Needs root (hugepages, perf).
 # Usage: bench/vs-spdk.sh SPDK_DIR [PATH/TO/nvmetune]      (bench/README.md, "vs SPDK")
@@ -191,8 +191,13 @@ run_variant() {  # run_variant ROUND VARIANT: a fresh target, written once, then
   stop_target
 }
 
+# Even rounds run the variants in reverse order (A B C, C B A, ...): a variant that always ran
+# right after another, or always first, would carry that slot's bias in every round.
+reversed=$(printf '%s\n' $variants | tac | tr '\n' ' ')
 for round in $(seq "$rounds"); do
-  for v in $variants; do run_variant "$round" "$v"; done
+  order=$variants
+  [ $((round % 2)) = 0 ] && order=$reversed
+  for v in $order; do run_variant "$round" "$v"; done
 done
 if [ "$count_syscalls" != 0 ]; then
   echo "syscall counts (one extra run each, raw_syscalls traced: not in the IOPS figures)"
