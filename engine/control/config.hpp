@@ -10,6 +10,7 @@
 #include "engine/control/config_error.hpp"
 #include "engine/control/cpu_mask.hpp"
 #include "engine/control/size_text.hpp"
+#include "engine/tcp/budgets.hpp"
 
 namespace control {
 
@@ -78,19 +79,14 @@ struct ThreadingConfig {
   std::string io_mechanism = "epoll";  // epoll | io_uring
 };
 
-// io_work budgets, named after nvmet-tcp's (recv 8, send 8, 64 ops per pass). Receive defaults
-// to 32, not nvmet-tcp's 8: at 4k qd32 a pass of 8 sends 8 responses per sendmsg and the extra
-// segments cost the kernel ~1.5 µs per I/O (bound: 260-407k IOPS at 8, 526-540k at 32,
-// spdk_nvme_perf on loopback, A B A B). Send defaults to 64: a host that keeps SQ flow control
-// (spdk_nvme_perf) gets a C2HData and a CapsuleResp per read, so 32 reads are 64 PDUs, and one
-// sendmsg instead of two gave +7 % (bound) and +3 % (poll) per round, median of 5, 4k qd32.
+// The budgets section; the defaults (and why they are what they are) are tcp::Budgets'.
 struct BudgetConfig {
-  unsigned recv_pdus = 32;
-  unsigned send_pdus = 64;
-  unsigned ops_per_pass = 64;
-  uint32_t bytes_per_pass = 0;  // 0 = unlimited
-  unsigned deadline_us = 0;     // 0 = none
-  unsigned reap_batch = 32;
+  unsigned recv_pdus = tcp::Budgets{}.recv_pdus;
+  unsigned send_pdus = tcp::Budgets{}.send_pdus;
+  unsigned ops_per_pass = tcp::Budgets{}.ops_per_pass;
+  uint32_t bytes_per_pass = tcp::Budgets{}.bytes_per_pass;  // 0 = unlimited
+  unsigned deadline_us = tcp::Budgets{}.deadline_us;        // 0 = none
+  unsigned reap_batch = tcp::Budgets{}.reap_batch;
 };
 
 struct Config {

@@ -58,7 +58,6 @@ nvme::Status SubmissionQueue::prepare(Request& req) {
   req.response_len = 0;
   req.step = 0;
   req.step_offset = 0;
-  req.done_ns = 0;
   release_data(req);  // none: complete() or the transport dropped it (a slot never leaks one)
   req.io.lent = nullptr;  // admin commands never start an Io: no stale lent data
   req.ns = nullptr;

@@ -19,6 +19,7 @@
 #include "engine/exec/executor.hpp"
 #include "engine/stats/counter.hpp"
 #include "engine/stats/registry.hpp"
+#include "engine/tcp/budgets.hpp"
 #include "engine/tcp/codec.hpp"
 #include "engine/tcp/digest.hpp"
 #include "engine/tcp/uring_socket.hpp"
@@ -36,21 +37,6 @@ struct QueueLimits {
   uint32_t mdts_bytes = 1 << 20;
   uint32_t max_connections = 4096;      // the transport closes connections beyond this at accept
   uint32_t connect_timeout_ms = 10000;  // accept to a completed Connect
-};
-
-// io_work budgets, named after nvmet-tcp's (recv 8, send 8, 64 ops per pass). Receive defaults
-// to 32, not nvmet-tcp's 8: at 4k qd32 a pass of 8 sends 8 responses per sendmsg and the extra
-// segments cost the kernel ~1.5 µs per I/O (bound: 260-407k IOPS at 8, 526-540k at 32,
-// spdk_nvme_perf on loopback, A B A B). Send defaults to 64: a host that keeps SQ flow control
-// (spdk_nvme_perf) gets a C2HData and a CapsuleResp per read, so 32 reads are 64 PDUs, and one
-// sendmsg instead of two gave +7 % (bound) and +3 % (poll) per round, median of 5, 4k qd32.
-struct Budgets {
-  unsigned recv_pdus = 32;
-  unsigned send_pdus = 64;
-  unsigned ops_per_pass = 64;
-  unsigned reap_batch = 32;
-  uint32_t bytes_per_pass = 0;  // 0 = unlimited
-  unsigned deadline_us = 0;     // 0 = none
 };
 
 // Budgets shared by every queue of a transport and changed live: each pass reads them once

@@ -23,6 +23,7 @@
 #include "engine/nvme/le.hpp"
 #include "engine/tcp/queue.hpp"
 #include "tests/fuzz/pdu_builder.hpp"
+#include "tests/support/tcp_queue_harness.hpp"
 
 namespace fuzz {
 namespace {
@@ -32,50 +33,15 @@ namespace {
   std::abort();
 }
 
-// A test double, not an execution model: the real executors (engine/exec/) need worker threads
-// and epoll, while a fuzzer must run single-threaded and deterministically. TcpQueue calls
-// schedule() only for kicks (controller teardown, asynchronous events) and watch_fd() only for
-// an io_uring completion ring, which the RAM backend never creates; the driver itself calls
-// feed() and io_work() directly. So every method does nothing (release() hands over at once).
-class InlineExecutor final : public exec::Executor {
- public:
-  std::string name() const override { return "inline (fuzz test double)"; }
-  void attach(exec::Task&) override {}
-  void schedule(exec::Task&) override {}
-  void watch_fd(exec::Task&, int) override {}
-  void stop() override {}
-  void release(exec::Task& task, std::function<void(exec::Task&)> handover) override { handover(task); }
-  std::vector<exec::Task*> tasks() const override { return {}; }
-  std::vector<ThreadInfo> threads() const override { return {}; }
-};
-
 // Bound on io_work() passes for one chunk in socket mode (a 64 KiB chunk of the smallest
 // PDUs needs about 15 passes at the default budgets); more means io_work is not converging.
 constexpr int max_passes_per_chunk = 4096;
 
-tcp::QueueLimits queue_limits() {
-  tcp::QueueLimits l;
-  l.queue_depth = queue_depth;
-  l.io_icd_size = io_icd_size;
-  l.maxh2cdata = maxh2cdata;
-  l.mdts_bytes = mdts_bytes;  // 2 x 128 KiB x 32 slots = 8 MiB reserved per queue, mostly untouched
-  return l;
-}
-
-core::Limits target_limits() {
-  core::Limits l;
-  l.queue_depth = queue_depth;
-  l.max_io_queues = 4;
-  l.mdts_bytes = mdts_bytes;
-  l.io_ccsz = io_icd_size + nvme::sqe_size;
-  return l;
-}
-
 struct Env {
-  core::Target target{target_limits()};
-  InlineExecutor executor;
+  core::Target target{test_support::harness_target_limits()};
+  test_support::PassiveExecutor executor;
   tcp::LiveBudgets budgets{tcp::Budgets{}};
-  tcp::QueueLimits limits = queue_limits();
+  tcp::QueueLimits limits = test_support::harness_queue_limits();
   int admin_peer = -1;
   tcp::TcpQueue* admin = nullptr;  // the long-lived controller's admin queue (never closed)
 };
@@ -93,18 +59,7 @@ void add_ram_namespace(core::Subsystem& s, uint32_t nsid, uint64_t bytes, uint32
 }
 
 // Reads and discards (or hands to out) everything the controller sent so far.
-void drain(int fd, const OutputFn* out) {
-  static std::array<uint8_t, 64 * 1024> buf;
-  for (;;) {
-    const ssize_t n = ::read(fd, buf.data(), buf.size());
-    if (n > 0) {
-      if (out && *out) (*out)({buf.data(), static_cast<size_t>(n)});
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    return;  // EAGAIN: all read; 0: the queue closed its end
-  }
-}
+void drain(int fd, const OutputFn* out) { test_support::drain(fd, out ? *out : OutputFn{}); }
 
 Env* make_env() {
   auto* e = new Env;  // never freed: outlives every input, reachable for LeakSanitizer

@@ -2,15 +2,15 @@
 // capsules off the socket, and leaves the rest for the next pass.
 //
 // The queue runs on a real socketpair with real core/ and a real RAM namespace; only the
-// executor is a do-nothing double, because the test must call io_work_limited() itself to see
-// one pass at a time (a real executor would run the queue on its own threads).
+// executor is a do-nothing double (test_support::PassiveExecutor), because the test must call
+// io_work_limited() itself to see one pass at a time (a real executor would run the queue on
+// its own threads).
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <array>
-#include <cerrno>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "engine/backend/backend.hpp"
@@ -19,54 +19,18 @@
 #include "engine/core/target.hpp"
 #include "engine/exec/executor.hpp"
 #include "engine/tcp/queue.hpp"
-#include "fuzz/pdu_builder.hpp"
+#include "tests/fuzz/pdu_builder.hpp"
+#include "tests/support/tcp_queue_harness.hpp"
 
 namespace {
 
 using namespace fuzz;  // the host-side stream builder and its names
 
-class NoThreads final : public exec::Executor {
- public:
-  std::string name() const override { return "none (test double)"; }
-  void attach(exec::Task&) override {}
-  void schedule(exec::Task&) override {}
-  void watch_fd(exec::Task&, int) override {}
-  void stop() override {}
-  void release(exec::Task& t, std::function<void(exec::Task&)> handover) override { handover(t); }
-  std::vector<exec::Task*> tasks() const override { return {}; }
-  std::vector<ThreadInfo> threads() const override { return {}; }
-};
-
-core::Limits target_limits() {
-  core::Limits l;
-  l.queue_depth = queue_depth;
-  l.mdts_bytes = mdts_bytes;
-  l.io_ccsz = io_icd_size + nvme::sqe_size;
-  return l;
-}
-
-tcp::QueueLimits queue_limits() {
-  tcp::QueueLimits l;
-  l.queue_depth = queue_depth;
-  l.io_icd_size = io_icd_size;
-  l.maxh2cdata = maxh2cdata;
-  l.mdts_bytes = mdts_bytes;
-  return l;
-}
-
 // Everything the controller sent so far.
 std::vector<uint8_t> drain(int fd) {
   std::vector<uint8_t> out;
-  std::array<uint8_t, 64 * 1024> buf;
-  for (;;) {
-    const ssize_t n = ::read(fd, buf.data(), buf.size());
-    if (n > 0) {
-      out.insert(out.end(), buf.data(), buf.data() + n);
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    return out;
-  }
+  test_support::drain(fd, [&](std::span<const uint8_t> b) { out.insert(out.end(), b.begin(), b.end()); });
+  return out;
 }
 
 void write_all(int fd, const Bytes& b) {
@@ -130,10 +94,10 @@ class TcpReceiveBudget : public ::testing::Test {
     return std::make_unique<tcp::TcpQueue>(sv[0], "budget-test", target, executor, limits, budgets);
   }
 
-  core::Target target{target_limits()};
-  NoThreads executor;
+  core::Target target{test_support::harness_target_limits()};
+  test_support::PassiveExecutor executor;
   tcp::LiveBudgets budgets{tcp::Budgets{}};
-  tcp::QueueLimits limits = queue_limits();
+  tcp::QueueLimits limits = test_support::harness_queue_limits();
   int admin_host = -1, io_host = -1;
   std::unique_ptr<tcp::TcpQueue> admin, io;
 };
