@@ -21,8 +21,10 @@ size_mib=${SIZE_MIB:-1024}
 # MODE[+io_uring]@/path/to/nvmetune runs another build in that variant (A/B of two builds).
 variants=${VARIANTS:-"spdk-posix spdk-uring bound bound+io_uring poll poll+io_uring"}
 workloads=${WORKLOADS:-"4k-randread-qd32 4k-randread-qd1 4k-randwrite-qd32 128k-read-qd8"}
-# The syscall count needs the raw_syscalls tracepoint, which slows every syscall on the machine:
-# it is taken in one extra run per variant and workload, after the measured rounds.
+# The kernel split (syscalls per I/O, the time in each, and which CPU handled the host's
+# command packets) needs the raw_syscalls and tcp_probe tracepoints, which slow every syscall and
+# packet on the machine: it is taken in one extra run per variant and workload, after the
+# measured rounds, with bpftrace.
 count_syscalls=${SYSCALLS:-1}
 # spdk_nvme_perf -L (software latency tracking: the avg and p99 columns) costs the initiator
 # per I/O; LATENCY=0 drops it to see whether the initiator was the limit.
@@ -38,7 +40,7 @@ die() { echo "vs-spdk: $*" >&2; exit 1; }
   die "no nvmf_tgt/spdk_nvme_perf under $spdk/build/bin (../shared/tools/build-spdk.sh builds them)"
 command -v "$bin" >/dev/null || [ -x "$bin" ] || die "no nvmetune binary: $bin"
 if [ -n "$(ss -Hltn "sport = :$port" 2>/dev/null)" ]; then die "port $port is in use: PORT=N picks another"; fi
-[ "$count_syscalls" = 0 ] || command -v perf >/dev/null || die "perf not found (apt install linux-perf) or SYSCALLS=0"
+[ "$count_syscalls" = 0 ] || command -v bpftrace >/dev/null || die "bpftrace not found (apt install bpftrace) or SYSCALLS=0"
 export LD_LIBRARY_PATH=$spdk/build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 rpc() { PATH=/usr/bin:$PATH python3 "$spdk/scripts/rpc.py" -t 10 "$@" >>"$out_dir/rpc.log" 2>&1; }
 mask() { printf '0x%x' $((1 << $1)); }
@@ -141,18 +143,36 @@ echo "nvmetune vs SPDK: targets on CPU $target_cpu, spdk_nvme_perf on CPU $perf_
      "${size_mib} MiB RAM namespaces (4096-byte blocks, written once), $rounds rounds of [$variants]," \
      "${time_s}s per run after ${ramp_s}s; raw results in $out_dir"
 
+# trace_kernel PID SECONDS FILE: per thread and syscall, the calls and the nanoseconds spent in
+# them; per CPU, the TCP segments the target's sockets received (tcp_probe runs where a segment
+# is processed: on loopback that is the sender's CPU, unless the receiving socket was held by
+# its owner, whose CPU then processes it from the socket's backlog when it lets go).
+trace_kernel() {
+  timeout $(($2 + 30)) bpftrace -q -e "
+tracepoint:raw_syscalls:sys_enter /pid == $1/ { @t[tid] = nsecs; @id[tid] = args->id; }
+tracepoint:raw_syscalls:sys_exit /pid == $1 && @t[tid]/ {
+  @ns[comm, @id[tid]] = sum(nsecs - @t[tid]); @n[comm, @id[tid]] = count(); delete(@t[tid]);
+}
+tracepoint:tcp:tcp_probe /args->sport == $port && args->data_len > 0/ { @seg[cpu == $target_cpu] = count(); }
+interval:s:$2 { exit(); }" >"$3" 2>&1
+}
+
 measure() {  # measure ROUND VARIANT WORKLOAD [syscalls]
   local round=$1 v=$2 w=$3 vf=${2//\//_} args t0 t1 sc=nan  # vf: a file name (@/path has slashes)
   local txt=$out_dir/r$1-$vf-$3.txt
   [ "$round" = syscalls ] && txt=$out_dir/syscalls-$vf-$w.txt
   args=$(perf_args "$w") || { echo "unknown workload $w" >&2; return 1; }
+  # The traced run lasts longer: bpftrace takes a few seconds to attach before its window opens.
+  local dur=$((time_s + ramp_s))
+  [ "$round" = syscalls ] && dur=$((dur + 10))
   # shellcheck disable=SC2086
-  run_perf "$txt" $((time_s + ramp_s)) $args $latency_flag &
+  run_perf "$txt" "$dur" $args $latency_flag &
   local p=$!
   sleep "$ramp_s"
   t0=$(ticks "$tpid")
   if [ "$round" = syscalls ]; then
-    sc=$(perf stat -x, -e raw_syscalls:sys_enter -p "$tpid" -- sleep $((time_s - 1)) 2>&1 | awk -F, '/raw_syscalls/ {print $1}')
+    trace_kernel "$tpid" $((time_s - 1)) "$out_dir/split-$vf-$w.txt"
+    sc=$(awk -F': ' '/^@n\[/ {s += $2} END {print s + 0}' "$out_dir/split-$vf-$w.txt")
   else
     sleep $((time_s - 1))
   fi
@@ -200,13 +220,13 @@ for round in $(seq "$rounds"); do
   for v in $order; do run_variant "$round" "$v"; done
 done
 if [ "$count_syscalls" != 0 ]; then
-  echo "syscall counts (one extra run each, raw_syscalls traced: not in the IOPS figures)"
+  echo "kernel split (one extra run each, syscalls and TCP segments traced: not in the IOPS figures)"
   for v in $variants; do run_variant syscalls "$v"; done
 fi
 
-python3 - "$results" "$variants" "$workloads" <<'PY'
-import math, statistics, sys
-res, variants, workloads = sys.argv[1], sys.argv[2].split(), sys.argv[3].split()
+python3 - "$results" "$variants" "$workloads" "$out_dir" <<'PY'
+import math, os, re, statistics, sys
+res, variants, workloads, out_dir = sys.argv[1], sys.argv[2].split(), sys.argv[3].split(), sys.argv[4]
 rows = [l.rstrip("\n").split("\t") for l in open(res)][1:]
 def cell(v, w, measured=True):
     return [r for r in rows if r[1] == v and r[2] == w and (r[0] != "syscalls") == measured and float(r[3]) > 0]
@@ -242,4 +262,38 @@ for w in workloads:
               f" {med([float(r[5]) for r in rs]):>7.1f} {med([float(r[6]) for r in rs]):>7.1f} {m / b if b else float('nan'):>15.2f}"
               f" {prs:>20}"
               f" {med(cpu):>9.2f} {100 * usr:>4.0f}/{100 - 100 * usr:<4.0f} {med(sc):>11.2f}")
+
+# The kernel split: per data-path thread (those making at least 0.01 syscalls per I/O; idle helper
+# threads sleeping in futex are left out), the syscalls per I/O and the time in each; and where
+# the host's command segments were processed (see trace_kernel).
+names = {0: "read", 1: "write", 7: "poll", 19: "readv", 20: "writev", 44: "sendto", 45: "recvfrom",
+         46: "sendmsg", 47: "recvmsg", 202: "futex", 232: "epoll_wait", 281: "epoll_pwait",
+         426: "io_uring_enter", 441: "epoll_pwait2"}
+printed = False
+for w in workloads:
+    for v in variants:
+        f = os.path.join(out_dir, f"split-{v.replace('/', '_')}-{w}.txt")
+        rs = cell(v, w, False)
+        if not os.path.exists(f) or not rs:
+            continue
+        if not printed:
+            print(f"\n{'workload':<18} {'variant':<15} {'thread':<14} kernel time per I/O by syscall"
+                  f" (calls/IO, us/IO); host command segments processed on the target CPU")
+            printed = True
+        ios = float(rs[0][3]) * float(rs[0][9])
+        text = open(f, errors="replace").read()
+        ns = {(c, int(i)): int(x) for c, i, x in re.findall(r"^@ns\[(.+), (\d+)\]: (\d+)", text, re.M)}
+        n = {(c, int(i)): int(x) for c, i, x in re.findall(r"^@n\[(.+), (\d+)\]: (\d+)", text, re.M)}
+        seg = {int(k): int(x) for k, x in re.findall(r"^@seg\[(\d)\]: (\d+)", text, re.M)}
+        for t in sorted({c for c, _ in n}):
+            calls = {i: x for (c, i), x in n.items() if c == t}
+            if sum(calls.values()) / ios < 0.01:
+                continue
+            parts = [f"{names.get(i, i)} {x / ios:.3f} {ns[(t, i)] / ios / 1000:.2f}"
+                     for i, x in sorted(calls.items(), key=lambda kv: -ns[(t, kv[0])]) if x / ios >= 0.001]
+            total = sum(ns[(t, i)] for i in calls) / ios / 1000
+            print(f"{w:<18} {v:<15} {t:<14} {total:.2f} us/IO: " + ", ".join(parts))
+        if seg:
+            on = seg.get(1, 0) / max(sum(seg.values()), 1)
+            print(f"{w:<18} {v:<15} {'':<14} host segments {sum(seg.values()) / ios:.3f}/IO, {100 * on:.0f} % on the target CPU")
 PY
