@@ -29,6 +29,7 @@
 #include "engine/tcp/codec.hpp"
 #include "engine/tcp/digest.hpp"
 #include "engine/tcp/pdu.hpp"
+#include "support/source_dir.hpp"
 
 namespace {
 
@@ -1010,7 +1011,7 @@ void walk_capture(const Capture& cap, uint16_t port, const std::string& name, Wa
 
 std::filesystem::path traces_dir() {
   if (const char* e = std::getenv("NVMETUNE_INTEROP_TRACES")) return e;
-  return std::filesystem::path(__FILE__).parent_path() / ".." / ".." / ".." / "shared" / "interop" / "traces";
+  return test_support::source_dir() / ".." / "shared" / "interop" / "traces";
 }
 
 std::string type_name(PduType t) {
@@ -1110,7 +1111,8 @@ TEST(TraceWalker, MidStreamStartBeginsAtFirstIcPdu) {
 TEST(LinuxTraces, EveryPduOfKernelHostAndTargetPassesTheCodec) {
   const auto dir = traces_dir();
   ASSERT_TRUE(std::filesystem::is_directory(dir))
-      << "no trace directory " << dir << " (../shared/interop/traces; or set NVMETUNE_INTEROP_TRACES)";
+      << "no trace directory " << dir
+      << " (../shared/interop/traces from NVMETUNE_SOURCE_DIR, which CTest sets; or set NVMETUNE_INTEROP_TRACES)";
   std::vector<std::filesystem::path> files;
   for (const auto& e : std::filesystem::directory_iterator(dir))
     if (e.path().extension() == ".pcap" || e.path().extension() == ".pcapng") files.push_back(e.path());
