@@ -38,6 +38,11 @@ unsigned TcpQueue::rx_pass(unsigned budget) {
       _pass_bytes += static_cast<uint64_t>(n);
       rx_commit(static_cast<size_t>(n));
       pdus += rx_process(budget - pdus);
+      // A short read took all the socket had, and the data coming next raises a new readiness
+      // event (edge-triggered, or found by the re-arm): asking again now only finds EAGAIN, a
+      // syscall that also locks the socket, and the host's segments arriving meanwhile wait in
+      // its backlog for this CPU to process them.
+      if (static_cast<size_t>(n) < win.size()) break;
       continue;
     }
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) break;

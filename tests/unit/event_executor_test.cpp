@@ -184,6 +184,27 @@ TEST(EventExecutor, MoreRunsAgainWithoutEvents) {
   ASSERT_TRUE(wait_for([&] { return task.bytes.load() == 1; }));
 }
 
+// A busy-polling worker spins on epoll, not on its queues: an idle queue is not run (each
+// pass of a real queue is a recv() that locks its socket), yet data wakes it at once, and the
+// spinning shows as idle passes (the poll mode's CPU split).
+TEST(EventExecutor, BusyPollingRunsOnlyQueuesWithWork) {
+  TestTask busy, idle;
+  // The first pass reports work, so the worker polls for the next 60 s.
+  busy.hook = [](TestTask& t) { t.exec_did_work = t.passes.load() == 0; };
+  EventExecutor ex({.threads = 1, .busy_poll_ns = 60'000'000'000});
+  ex.attach(busy);
+  ex.attach(idle);
+  ASSERT_TRUE(wait_for([&] { return busy.passes.load() >= 1 && idle.passes.load() >= 1; }));
+  ASSERT_TRUE(wait_for([&] { return ex.stats()[0].idle_passes >= 10'000; })) << "the worker does not spin";
+  EXPECT_LE(idle.passes.load(), 2) << "an idle queue was run without an event";
+  EXPECT_LE(busy.passes.load(), 2);
+  for (int i = 1; i <= 3; ++i) {
+    idle.send();
+    ASSERT_TRUE(wait_for([&] { return idle.bytes.load() == i; })) << "byte " << i;
+  }
+  EXPECT_LE(idle.passes.load(), 2 + 3 * 2);  // a pass per byte (and one for a late edge)
+}
+
 TEST(EventExecutor, ScheduleFromManyThreadsNeverOverlaps) {
   constexpr int kTasks = 32;
   constexpr int kHammerThreads = 4;
