@@ -47,6 +47,10 @@ class Task {
   virtual bool is_admin() const { return false; }
   // Told by executors that place a task on one worker (bound, poll): its index, for the stats.
   virtual void placed(int worker) { (void)worker; }
+  // Whether an io_work with nothing to do finds that out without a syscall (an io_uring socket:
+  // the ring's shared flags say whether the kernel holds completions for it). A busy-polling
+  // worker runs such a task on every pass instead of asking epoll about it.
+  virtual bool polls_in_memory() const { return false; }
 
   // Executor-private bookkeeping, kept in the task so scheduling never allocates.
   std::atomic<bool> exec_scheduled{false};

@@ -82,6 +82,8 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   int incoming_cpu() const override;
   void placed(int worker) override { _stats.worker.store(worker, std::memory_order_relaxed); }
   bool is_admin() const override { return _admin.load(std::memory_order_relaxed); }
+  // io_uring: received data shows as CQEs or the ring's task-run flag (IoContext::work_waiting).
+  bool polls_in_memory() const override { return _usock != nullptr; }
   // With io_uring the socket's data arrives as CQEs on the ring, yet the socket is watched too:
   // its readiness is what reliably wakes the queue. On an owned ring (DEFER_TASKRUN) the receive's
   // completion work waits for the owner, and the kernel's eventfd signal that should wake it came

@@ -71,6 +71,7 @@ class TestTask : public exec::Task {
   }
 
   std::array<int, 2> fds() const override { return {_sock, watched.load()}; }
+  bool polls_in_memory() const override { return in_memory; }
 
   void retire() override {
     retired.fetch_add(1);
@@ -94,6 +95,7 @@ class TestTask : public exec::Task {
   std::function<void(TestTask&)> hook;
   std::atomic<int>* retire_counter = nullptr;
   bool delete_on_retire = false;
+  bool in_memory = false;  // polls_in_memory(): set before attach
 
  private:
   void record_thread() {
@@ -203,6 +205,21 @@ TEST(EventExecutor, BusyPollingRunsOnlyQueuesWithWork) {
     ASSERT_TRUE(wait_for([&] { return idle.bytes.load() == i; })) << "byte " << i;
   }
   EXPECT_LE(idle.passes.load(), 2 + 3 * 2);  // a pass per byte (and one for a late edge)
+}
+
+// A queue that polls in memory (io_uring) runs on every polling pass, events or not, and a
+// worker with only such queues asks epoll rarely: that syscall would cost more than the poll.
+TEST(EventExecutor, BusyPollingRunsInMemoryPollersEveryPass) {
+  TestTask task;
+  task.in_memory = true;
+  task.hook = [](TestTask& t) { t.exec_did_work = t.passes.load() == 0; };
+  EventExecutor ex({.threads = 1, .busy_poll_ns = 60'000'000'000});
+  ex.attach(task);
+  ASSERT_TRUE(wait_for([&] { return task.passes.load() >= 20'000; })) << "not run without events";
+  const auto passes = static_cast<uint64_t>(task.passes.load());
+  EXPECT_LT(ex.epoll_waits()[0], passes / 8) << "epoll asked on most passes";
+  task.send();
+  ASSERT_TRUE(wait_for([&] { return task.bytes.load() == 1; }));
 }
 
 TEST(EventExecutor, ScheduleFromManyThreadsNeverOverlaps) {

@@ -46,6 +46,10 @@ namespace event {
 namespace {
 
 constexpr int kMaxEvents = 64;  // epoll events taken per wait
+// A polling worker whose queues all poll in memory (Task::polls_in_memory) runs them every pass
+// and asks epoll once in this many passes, only to drain it: its events are edge-triggered and
+// do not pile up, and kicks come through the lock-free lists.
+constexpr unsigned kPollPassesPerEpoll = 16;
 // Slack on top of the per-task bound of the run lists, so they never grow on the data path.
 constexpr size_t kListSlack = 16;
 constexpr uint32_t kTaskEvents = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
@@ -158,6 +162,7 @@ class Worker {
   std::atomic<size_t> _task_count{0};
   uint64_t _last_work_ns = 0;    // worker thread only
   bool _polling = false;         // worker thread only: this pass busy-polls
+  unsigned _poll_passes = 0;     // worker thread only: polling passes since the last epoll_wait
 
   // Worker thread only.
   std::vector<Task*> _tasks;   // attached to this worker
@@ -314,7 +319,13 @@ int Worker::wait_events(epoll_event* events) {
   // segments the host sends meanwhile go to its backlog, and this CPU processes them on
   // release (4k randread qd32: 7 recv()s in 8 found nothing, and 60 % of the host's segments
   // were processed here instead of on the host's CPU). epoll's readiness check takes no lock.
+  // Queues that poll in memory (io_uring) run on every polling pass instead (gather): a worker
+  // with only those asks epoll once in kPollPassesPerEpoll passes.
   _polling = poll_ns > 0 && monotonic_ns() - _last_work_ns < poll_ns;
+  if (_polling && std::all_of(_tasks.begin(), _tasks.end(), [](Task* t) { return t->polls_in_memory(); }) &&
+      ++_poll_passes < kPollPassesPerEpoll)
+    return 0;
+  _poll_passes = 0;
   if (!_polling && _ready.empty() && _kicked.empty()) {
     _sleeping.store(true, std::memory_order_seq_cst);
     if (_remote.empty()) timeout = -1;
@@ -337,7 +348,7 @@ void Worker::take_scheduled(Task* task) {
 }
 
 // Builds _batch: tasks that returned more first (they waited longest), then local and remote
-// kicks in FIFO order, then tasks with epoll events.
+// kicks in FIFO order, then tasks with epoll events, then (polling) tasks that poll in memory.
 void Worker::gather(const epoll_event* events, int n) {
   const uint64_t now = monotonic_ns();
   _batch.clear();
@@ -360,6 +371,9 @@ void Worker::gather(const epoll_event* events, int n) {
       _batch.push_back(task);
     }
   }
+  if (_polling)
+    for (Task* t : _tasks)
+      if (t->polls_in_memory()) _batch.push_back(t);
 }
 
 // Takes attaches (registered and added to this iteration's batch: they run once) and the stop
@@ -400,11 +414,12 @@ void Worker::publish_tasks() {
   _stats.queues.store(static_cast<uint32_t>(_tasks.size()), std::memory_order_relaxed);
 }
 
-// A task is listed at most once in _ready (it runs once per iteration) and once in _kicked or
-// _remote (the exec_scheduled token), so _batch holds at most 2 per task plus the epoll events.
+// A task is listed at most once in _ready (it runs once per iteration), once in _kicked or
+// _remote (the exec_scheduled token) and once as polled in memory, so _batch holds at most 3 per
+// task plus the epoll events.
 // Reserving on attach keeps push_back allocation-free on the data path.
 void Worker::reserve_lists() {
-  const size_t per_round = 2 * _tasks.size() + kMaxEvents + kListSlack;
+  const size_t per_round = 3 * _tasks.size() + kMaxEvents + kListSlack;
   _ready.reserve(_tasks.size() + kListSlack);
   _kicked.reserve(_tasks.size() + kListSlack);
   _batch.reserve(per_round);
