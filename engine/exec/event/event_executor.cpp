@@ -315,10 +315,9 @@ int Worker::wait_events(epoll_event* events) {
   const uint64_t poll_ns = _busy_poll_ns.load(std::memory_order_relaxed);
   // Busy-polling asks epoll with a zero timeout on every pass and runs only the queues it
   // names (plus those with work left or kicked), as SPDK's posix sock does. Running every
-  // queue's recv() instead costs a syscall per idle queue, and each recv() locks the socket:
-  // segments the host sends meanwhile go to its backlog, and this CPU processes them on
-  // release (4k randread qd32: 7 recv()s in 8 found nothing, and 60 % of the host's segments
-  // were processed here instead of on the host's CPU). epoll's readiness check takes no lock.
+  // queue's recv() instead costs a syscall per idle queue (4k randread qd32, one queue: 7 recv()s
+  // in 8 found nothing), and each recv() locks the socket, so segments the host sends meanwhile
+  // wait in its backlog for this CPU. epoll's readiness check takes no socket lock.
   // Queues that poll in memory (io_uring) run on every polling pass instead (gather): a worker
   // with only those asks epoll once in kPollPassesPerEpoll passes.
   _polling = poll_ns > 0 && monotonic_ns() - _last_work_ns < poll_ns;
