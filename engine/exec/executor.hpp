@@ -49,7 +49,8 @@ class Task {
   virtual void placed(int worker) { (void)worker; }
   // Whether an io_work with nothing to do finds that out without a syscall (an io_uring socket:
   // the ring's shared flags say whether the kernel holds completions for it). A busy-polling
-  // worker runs such a task on every pass instead of asking epoll about it.
+  // worker runs such a task on every pass instead of asking epoll about it. Fixed for the
+  // task's life: executors ask once, at attach.
   virtual bool polls_in_memory() const { return false; }
 
   // Executor-private bookkeeping, kept in the task so scheduling never allocates.

@@ -166,6 +166,7 @@ class Worker {
 
   // Worker thread only.
   std::vector<Task*> _tasks;   // attached to this worker
+  std::vector<Task*> _in_memory;  // those of _tasks that poll in memory (set with publish_tasks)
   std::vector<Task*> _ready;   // returned more: run before the next blocking wait
   std::vector<Task*> _kicked;  // scheduled from this thread (exec_scheduled set)
   std::vector<Task*> _batch;   // this iteration's run list, in arrival order
@@ -321,9 +322,7 @@ int Worker::wait_events(epoll_event* events) {
   // Queues that poll in memory (io_uring) run on every polling pass instead (gather): a worker
   // with only those asks epoll once in kPollPassesPerEpoll passes.
   _polling = poll_ns > 0 && monotonic_ns() - _last_work_ns < poll_ns;
-  if (_polling && std::all_of(_tasks.begin(), _tasks.end(), [](Task* t) { return t->polls_in_memory(); }) &&
-      ++_poll_passes < kPollPassesPerEpoll)
-    return 0;
+  if (_polling && _in_memory.size() == _tasks.size() && ++_poll_passes < kPollPassesPerEpoll) return 0;
   _poll_passes = 0;
   if (!_polling && _ready.empty() && _kicked.empty()) {
     _sleeping.store(true, std::memory_order_seq_cst);
@@ -370,9 +369,7 @@ void Worker::gather(const epoll_event* events, int n) {
       _batch.push_back(task);
     }
   }
-  if (_polling)
-    for (Task* t : _tasks)
-      if (t->polls_in_memory()) _batch.push_back(t);
+  if (_polling) _batch.insert(_batch.end(), _in_memory.begin(), _in_memory.end());
 }
 
 // Takes attaches (registered and added to this iteration's batch: they run once) and the stop
@@ -406,7 +403,12 @@ bool Worker::take_control() {
   return !stop;
 }
 
+// Every change of _tasks ends here (attach, detach, release, stop), so the polling lists are
+// derived once per change instead of asking each task on every pass.
 void Worker::publish_tasks() {
+  _in_memory.clear();
+  for (Task* t : _tasks)
+    if (t->polls_in_memory()) _in_memory.push_back(t);
   std::lock_guard lock(_ctl_mu);
   _task_view = _tasks;
   _task_count.store(_tasks.size(), std::memory_order_relaxed);
