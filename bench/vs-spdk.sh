@@ -58,6 +58,10 @@ trap 'exit 130' INT TERM
 [ "$old_huge" -ge "$want_huge" ] || echo "$want_huge" >/proc/sys/vm/nr_hugepages
 grep -q hugetlbfs /proc/mounts || { mkdir -p /dev/hugepages && mount -t hugetlbfs nodev /dev/hugepages; } ||
   die "cannot mount hugetlbfs"
+# bpftrace finds tracepoints in tracefs, which a fresh machine may not have mounted.
+if [ "$count_syscalls" != 0 ] && [ ! -d /sys/kernel/tracing/events/raw_syscalls ]; then
+  mount -t tracefs nodev /sys/kernel/tracing || die "cannot mount tracefs on /sys/kernel/tracing (or SYSCALLS=0)"
+fi
 
 wait_listening() {  # until the target listens on $port, or it died
   for _ in $(seq 200); do
@@ -146,14 +150,20 @@ echo "nvmetune vs SPDK: targets on CPU $target_cpu, spdk_nvme_perf on CPU $perf_
 # trace_kernel PID SECONDS FILE: per thread and syscall, the calls and the nanoseconds spent in
 # them; per CPU, the TCP segments the target's sockets received (tcp_probe runs where a segment
 # is processed: on loopback that is the sender's CPU, unless the receiving socket was held by
-# its owner, whose CPU then processes it from the socket's backlog when it lets go).
+# its owner, whose CPU then processes it from the socket's backlog when it lets go); their
+# bytes (how many commands travel in one segment), the data segments the host received from the
+# target, and pure ACKs either way.
 trace_kernel() {
   timeout $(($2 + 30)) bpftrace -q -e "
 tracepoint:raw_syscalls:sys_enter /pid == $1/ { @t[tid] = nsecs; @id[tid] = args->id; }
 tracepoint:raw_syscalls:sys_exit /pid == $1 && @t[tid]/ {
   @ns[comm, @id[tid]] = sum(nsecs - @t[tid]); @n[comm, @id[tid]] = count(); delete(@t[tid]);
 }
-tracepoint:tcp:tcp_probe /args->sport == $port && args->data_len > 0/ { @seg[cpu == $target_cpu] = count(); }
+tracepoint:tcp:tcp_probe /args->sport == $port && args->data_len > 0/ {
+  @seg[cpu == $target_cpu] = count(); @seg_bytes = sum(args->data_len);
+}
+tracepoint:tcp:tcp_probe /args->dport == $port && args->data_len > 0/ { @out = count(); @out_bytes = sum(args->data_len); }
+tracepoint:tcp:tcp_probe /args->data_len == 0 && (args->sport == $port || args->dport == $port)/ { @acks[args->sport == $port] = count(); }
 interval:s:$2 { exit(); }" >"$3" 2>&1
 }
 
@@ -278,13 +288,15 @@ for w in workloads:
             continue
         if not printed:
             print(f"\n{'workload':<18} {'variant':<15} {'thread':<14} kernel time per I/O by syscall"
-                  f" (calls/IO, us/IO); host command segments processed on the target CPU")
+                  f" (calls/IO, us/IO); the TCP segments each way")
             printed = True
         ios = float(rs[0][3]) * float(rs[0][9])
         text = open(f, errors="replace").read()
         ns = {(c, int(i)): int(x) for c, i, x in re.findall(r"^@ns\[(.+), (\d+)\]: (\d+)", text, re.M)}
         n = {(c, int(i)): int(x) for c, i, x in re.findall(r"^@n\[(.+), (\d+)\]: (\d+)", text, re.M)}
         seg = {int(k): int(x) for k, x in re.findall(r"^@seg\[(\d)\]: (\d+)", text, re.M)}
+        acks = {int(k): int(x) for k, x in re.findall(r"^@acks\[(\d)\]: (\d+)", text, re.M)}
+        one = lambda name: int((re.findall(rf"^@{name}: (\d+)", text, re.M) or ["0"])[0])
         for t in sorted({c for c, _ in n}):
             calls = {i: x for (c, i), x in n.items() if c == t}
             if sum(calls.values()) / ios < 0.01:
@@ -295,5 +307,9 @@ for w in workloads:
             print(f"{w:<18} {v:<15} {t:<14} {total:.2f} us/IO: " + ", ".join(parts))
         if seg:
             on = seg.get(1, 0) / max(sum(seg.values()), 1)
-            print(f"{w:<18} {v:<15} {'':<14} host segments {sum(seg.values()) / ios:.3f}/IO, {100 * on:.0f} % on the target CPU")
+            nseg = sum(seg.values())
+            print(f"{w:<18} {v:<15} {'':<14} host segments {nseg / ios:.3f}/IO of {one('seg_bytes') / nseg:.0f} B,"
+                  f" {100 * on:.0f} % on the target CPU; target segments {one('out') / ios:.3f}/IO of"
+                  f" {one('out_bytes') / max(one('out'), 1) / 1024:.1f} KiB; pure ACKs from host"
+                  f" {acks.get(1, 0) / ios:.3f}/IO, from target {acks.get(0, 0) / ios:.3f}/IO")
 PY

@@ -56,6 +56,7 @@ TcpQueue::TcpQueue(int fd, std::string peer, core::Target& target, exec::Executo
   _boot->req.buf = _boot_buf.get();
   _boot->req.buf_cap = boot_buf_size;
   _tx.resize(boot_tx_items);
+  _resp_staged.reserve(boot_tx_items);
   _ioctx.set_owned(executor.keeps_tasks_on_one_thread());
   if (mechanism == IoMechanism::io_uring) {
     std::string error;
@@ -98,6 +99,7 @@ bool TcpQueue::size_for(uint32_t entries) {
     _free.reserve(entries);
     _deferred.reserve(entries + 1);
     _resuming.reserve(entries + 1);
+    _resp_staged.reserve(entries + boot_tx_items);
     _tx = std::move(tx);
   } catch (const std::bad_alloc&) {
     return false;

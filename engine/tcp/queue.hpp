@@ -156,6 +156,7 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   // send.cpp
   unsigned tx_pass(unsigned budget);
   void tx_push(const TxItem& item);
+  void unstage_responses();
   void tx_sent(const TxItem& item);
   void queue_r2t(Command& c);
   void queue_control(uint8_t* pdu, size_t len);
@@ -250,6 +251,9 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   // Send state: a ring of PDUs waiting for the socket.
   std::vector<TxItem> _tx;
   size_t _tx_head = 0, _tx_count = 0, _tx_off = 0;
+  // CapsuleResps held back behind the data queued with them (send.cpp, resp_trail_bytes).
+  std::vector<TxItem> _resp_staged;
+  uint64_t _staged_data = 0;  // data bytes queued ahead of the staged responses
   bool _tx_dead = false;
   std::array<uint8_t, ic_hlen> _icresp{};
   std::array<uint8_t, term_max_plen> _term{};

@@ -6,108 +6,21 @@
 // io_work_limited() itself to see one pass at a time (a real executor would run the queue on
 // its own threads).
 #include <gtest/gtest.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <memory>
-#include <span>
-#include <vector>
-
-#include "engine/backend/backend.hpp"
-#include "engine/core/namespace.hpp"
-#include "engine/core/subsystem.hpp"
-#include "engine/core/target.hpp"
-#include "engine/exec/executor.hpp"
-#include "engine/tcp/queue.hpp"
-#include "tests/fuzz/pdu_builder.hpp"
-#include "tests/support/tcp_queue_harness.hpp"
+#include "tests/support/connected_queue_test.hpp"
 
 namespace {
 
 using namespace fuzz;  // the host-side stream builder and its names
 
-// Everything the controller sent so far.
-std::vector<uint8_t> drain(int fd) {
-  std::vector<uint8_t> out;
-  test_support::drain(fd, [&](std::span<const uint8_t> b) { out.insert(out.end(), b.begin(), b.end()); });
-  return out;
-}
-
-void write_all(int fd, const Bytes& b) {
-  size_t off = 0;
-  while (off < b.size()) {
-    const ssize_t n = ::write(fd, b.data() + off, b.size() - off);
-    ASSERT_GT(n, 0) << "the socketpair is full";
-    off += static_cast<size_t>(n);
-  }
-}
-
-class TcpReceiveBudget : public ::testing::Test {
- protected:
-  void SetUp() override {
-    auto subsys = std::make_shared<core::Subsystem>(std::string(subnqn), "BUDGET01", "budget test", true,
-                                                     std::vector<std::string>{}, false);
-    backend::BackendSpec spec;
-    spec.kind = "ram";
-    spec.size_bytes = 1u << 20;
-    std::string err;
-    auto be = backend::open_backend(spec, err);
-    ASSERT_TRUE(be) << err;
-    ASSERT_TRUE(subsys->add_namespace(
-        std::make_unique<core::Namespace>(1, std::move(be), 4096, core::derive_uuid(subsys->nqn(), 1))));
-    target.add_subsystem(subsys);
-
-    // The admin queue: ICReq, Connect, CC.EN = 1. Its Connect response carries the cntlid.
-    admin = open_queue(admin_host);
-    Stream s;
-    s.icreq();
-    s.capsule(connect(1, 0, queue_depth - 1, Xfer::in_capsule), connect_data(subnqn, hostnqn));
-    s.capsule(property_set(2, nvme::Property::cc, cc_enable));
-    ASSERT_TRUE(admin->feed(s.bytes));
-    const auto out = drain(admin_host);
-    ASSERT_GE(out.size(), tcp::ic_hlen + tcp::capsule_resp_hlen);
-    const uint16_t cntlid = nvme::get_le<uint16_t>(out.data(), tcp::ic_hlen + tcp::ch_len);
-
-    io = open_queue(io_host);
-    Stream c;
-    c.icreq();
-    c.capsule(connect(1, 1, queue_depth - 1, Xfer::in_capsule), connect_data(subnqn, hostnqn, cntlid));
-    ASSERT_TRUE(io->feed(c.bytes));
-    drain(io_host);
-    ASSERT_TRUE(io->sq().connected()) << "the I/O queue did not connect";
-  }
-
-  void TearDown() override {
-    for (int fd : {admin_host, io_host})
-      if (fd >= 0) ::close(fd);
-    // The host hung up: each queue closes within a few passes, as under an executor.
-    for (auto* q : {io.get(), admin.get()}) {
-      for (int pass = 0; q && pass < 64; ++pass)
-        if (q->io_work() == exec::Progress::closed) break;
-    }
-  }
-
-  std::unique_ptr<tcp::TcpQueue> open_queue(int& host_end) {
-    int sv[2];
-    EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv), 0);
-    host_end = sv[1];
-    return std::make_unique<tcp::TcpQueue>(sv[0], "budget-test", target, executor, limits, budgets);
-  }
-
-  core::Target target{test_support::harness_target_limits()};
-  test_support::PassiveExecutor executor;
-  tcp::LiveBudgets budgets{tcp::Budgets{}};
-  tcp::QueueLimits limits = test_support::harness_queue_limits();
-  int admin_host = -1, io_host = -1;
-  std::unique_ptr<tcp::TcpQueue> admin, io;
-};
+using TcpReceiveBudget = test_support::ConnectedQueueTest;
 
 TEST_F(TcpReceiveBudget, ALimitedPassTakesExactlyItsPdus) {
   Stream s;
   constexpr uint16_t reads = 20;
   for (uint16_t cid = 0; cid < reads; ++cid)
     s.capsule(rw(cid, nvme::NvmOpcode::read, 1, cid, 1, 4096, Xfer::transport));
-  write_all(io_host, s.bytes);
+  test_support::write_all(io_host, s.bytes);
 
   const uint64_t before = io->stats().pdus_rx.get();
   io->io_work_limited(5);
@@ -120,7 +33,7 @@ TEST_F(TcpReceiveBudget, ALimitedPassTakesExactlyItsPdus) {
   EXPECT_EQ(io->stats().pdus_rx.get() - before, uint64_t{reads});
 
   // Every read was answered: a C2HData (4 KiB) and a CapsuleResp each (SQ flow control is on).
-  const auto out = drain(io_host);
+  const auto out = test_support::drain_all(io_host);
   EXPECT_EQ(out.size(), reads * (tcp::data_hlen + 4096 + tcp::capsule_resp_hlen));
 }
 
