@@ -24,11 +24,17 @@ class IoContext {
   //  shared: any thread may submit; the kernel posts completions by task work that interrupts
   //    the submitting thread wherever it runs (an IPI when it is on a CPU).
   //  owned: one thread, the first to submit, for the ring's life (SINGLE_ISSUER); completion
-  //    work waits until that thread asks for events (DEFER_TASKRUN) instead of interrupting it:
-  //    at 4k randread qd32 the io_uring socket mechanism went from 0.75x to 1.0x epoll.
+  //    work never interrupts that thread: at 4k randread qd32 the io_uring socket mechanism
+  //    went from 0.75x to 1.0x epoll. It waits until the owner asks for events (DEFER_TASKRUN,
+  //    deferred) for an owner that spins and asks on every pass anyway (poll), or the kernel
+  //    runs it as the owner returns from a syscall (COOP_TASKRUN) for one that sleeps in
+  //    epoll_wait (bound): the wake-up runs it and no io_uring_enter is needed to ask.
   //  Executors that keep a queue on one thread (bound, poll) want owned; a queue that moves
   //  between threads (unbound, inline, a live switch) needs shared or a new ring.
-  void set_owned(bool owned) { _want_owned = owned; }
+  void set_owned(bool owned, bool deferred = true) {
+    _want_owned = owned;
+    _want_deferred = deferred;
+  }
   bool owned() const { return _owned; }
   // Whether the calling thread may use the ring (always for shared or not yet bound).
   bool usable_here() const;
@@ -93,6 +99,7 @@ class IoContext {
   unsigned _unsubmitted = 0;
   bool _setup_failed = false;
   bool _want_owned = false;
+  bool _want_deferred = true;
   bool _owned = false;    // the ring was created owned
   bool _enabled = true;   // an owned ring starts disabled until its owner's first submit
   int _owner_tid = 0;     // owned and enabled: the thread that may use it

@@ -109,6 +109,9 @@ class Executor {
   // here (then the handover of release() runs on that thread too): a queue may then give its
   // io_uring to that thread alone (IoContext::set_owned).
   virtual bool keeps_tasks_on_one_thread() const { return false; }
+  // Whether its threads spin between events rather than sleep in the kernel (poll): a queue's
+  // owned ring then defers completion work until asked, since the spin asks anyway.
+  virtual bool busy_polls() const { return false; }
   // The executor's threads: tid, name, the CPUs each is allowed.
   struct ThreadInfo {
     int tid = 0;

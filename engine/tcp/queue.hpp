@@ -88,7 +88,8 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   // its readiness is what reliably wakes the queue. On an owned ring (DEFER_TASKRUN) the receive's
   // completion work waits for the owner, and the kernel's eventfd signal that should wake it came
   // 12-20 ms late on Linux 6.18 (4k randwrite qd32, bound: 2,005 IOPS, p99 17 ms; with the socket
-  // watched 664k). Woken by the socket, the pass's reap asks the ring for the deferred work.
+  // watched 664k). Woken by the socket, the pass's reap asks the ring for the deferred work (on a
+  // cooperative ring, bound's, the kernel ran it on the way out of epoll_wait).
   std::array<int, 2> fds() const override { return {_fd, _ioctx.notify_fd()}; }
   IoMechanism mechanism() const { return _usock ? IoMechanism::io_uring : IoMechanism::epoll; }
   void retire() override;
@@ -171,7 +172,7 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   void free_command(Command& c);
   void set_state(Command& c, CmdState s);
   unsigned reap(unsigned budget);
-  void move_ring(bool owned);
+  void move_ring(bool owned, bool deferred);
   unsigned resume_deferred();
   Digests digests() const { return {_neg.hdgst, _neg.ddgst}; }
 

@@ -1,5 +1,6 @@
-// The io_uring receive of a TCP queue (engine/tcp/uring_socket.hpp) on a real owned ring and a
-// real socket pair: what arrives is delivered in order, and a completion no socket announces
+// The io_uring receive of a TCP queue (engine/tcp/uring_socket.hpp) on a real owned ring, of both
+// kinds (completion work deferred until asked, as poll workers have it; run as the owner returns
+// from a syscall, as bound workers have it), and a real socket pair: what arrives is delivered in order, and a completion no socket announces
 // (a timer, as delayed completions use) wakes a watcher asleep on the ring's eventfd.
 #include "engine/tcp/uring_socket.hpp"
 
@@ -27,11 +28,11 @@ bool readable(int fd, int timeout_ms) {
   return poll(&p, 1, timeout_ms) == 1;
 }
 
-class UringSocketTest : public ::testing::Test {
+class UringSocketTest : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
     ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-    ctx.set_owned(true);  // as a bound or poll worker's queue has it
+    ctx.set_owned(true, GetParam());  // as a poll (deferred) or bound worker's queue has it
     sock = std::make_unique<tcp::UringSocket>(sv[0], ctx, error);
     ASSERT_TRUE(error.empty()) << error;
     if (!ctx.owned()) GTEST_SKIP() << "kernel without DEFER_TASKRUN (before 6.1): shared ring";
@@ -67,7 +68,7 @@ class UringSocketTest : public ::testing::Test {
 
 // More than the provided buffers hold at once (16 x 16 KiB), so the receive stops for lack of
 // buffers and resumes as they are consumed.
-TEST_F(UringSocketTest, DeliversEveryByteInOrder) {
+TEST_P(UringSocketTest, DeliversEveryByteInOrder) {
   std::vector<uint8_t> sent(600 * 1024);
   for (size_t i = 0; i < sent.size(); ++i) sent[i] = static_cast<uint8_t>(i * 7 + i / 4096);
   std::vector<uint8_t> got;
@@ -84,8 +85,9 @@ TEST_F(UringSocketTest, DeliversEveryByteInOrder) {
 
 // A block I/O (here a timer, as delayed completions use) on the same ring has no socket to
 // announce it: the eventfd must wake the queue's watcher, or the completion waits for the next
-// command to arrive.
-TEST_F(UringSocketTest, BlockIoOnTheRingSignalsTheEventfd) {
+// command to arrive. On a cooperative ring the kernel wakes the sleeping owner to run the timer's
+// completion work, which posts the CQE and signals the eventfd.
+TEST_P(UringSocketTest, BlockIoOnTheRingSignalsTheEventfd) {
   backend::Io io;
   io.result = 0;
   ASSERT_TRUE(ctx.complete_after(io, 1'000'000));
@@ -96,5 +98,10 @@ TEST_F(UringSocketTest, BlockIoOnTheRingSignalsTheEventfd) {
   EXPECT_EQ(done, 1u);
   EXPECT_EQ(ctx.inflight(), 0u);
 }
+
+INSTANTIATE_TEST_SUITE_P(RingKinds, UringSocketTest, ::testing::Values(true, false),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "Deferred" : "Cooperative";
+                         });
 
 }  // namespace

@@ -572,7 +572,7 @@ void Worker::watch(Task& task, int fd) {
 
 }  // namespace event
 
-EventExecutor::EventExecutor(const EventExecutorConfig& cfg) : _cfg(cfg) {
+EventExecutor::EventExecutor(const EventExecutorConfig& cfg) : _cfg(cfg), _busy_polls(cfg.busy_poll_ns > 0) {
   unsigned n = cfg.threads != 0 ? cfg.threads : std::thread::hardware_concurrency();
   if (!cfg.worker_cpus.empty()) n = static_cast<unsigned>(cfg.worker_cpus.size());
   if (n == 0) n = 1;

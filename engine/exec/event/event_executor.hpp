@@ -43,6 +43,8 @@ class EventExecutor final : public Executor {
   std::vector<ThreadInfo> threads() const override;
   // A task stays on the worker placement gave it (release's handover runs there too).
   bool keeps_tasks_on_one_thread() const override { return true; }
+  // As configured at creation: a live change of the busy-poll period keeps the queues' rings.
+  bool busy_polls() const override { return _busy_polls; }
   // Live, in place: new CPUs per worker (same worker count), priority and busy-poll period.
   // Returns an error message, empty on success.
   std::string reconfigure(const EventExecutorConfig& cfg);
@@ -57,6 +59,7 @@ class EventExecutor final : public Executor {
   unsigned pick_worker(Task& task);
 
   EventExecutorConfig _cfg;
+  const bool _busy_polls;
   std::vector<std::unique_ptr<event::Worker>> _workers;
   std::atomic<unsigned> _next_worker{0};
   std::mutex _stop_mu;
