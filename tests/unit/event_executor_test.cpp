@@ -153,6 +153,13 @@ TEST(EventExecutor, NameAndFactory) {
   EXPECT_GE(concrete.worker_count(), 1u);
 }
 
+// A queue's owned io_uring defers its completion work only for a worker that spins (poll); one
+// that sleeps in epoll_wait (bound) has the kernel run it on the way out (IoContext::set_owned).
+TEST(EventExecutor, BusyPollsOnlyWithABusyPollPeriod) {
+  EXPECT_FALSE(EventExecutor({.threads = 1}).busy_polls());
+  EXPECT_TRUE(EventExecutor({.threads = 1, .busy_poll_ns = 1000}).busy_polls());
+}
+
 TEST(EventExecutor, RunsOnAttachAndWhenReadable) {
   TestTask task;
   EventExecutor ex({.threads = 2});

@@ -5,6 +5,7 @@
 #include "engine/tcp/uring_socket.hpp"
 
 #include <gtest/gtest.h>
+#include <liburing.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -37,6 +38,9 @@ class UringSocketTest : public ::testing::TestWithParam<bool> {
     ASSERT_TRUE(error.empty()) << error;
     if (!ctx.owned()) GTEST_SKIP() << "kernel without DEFER_TASKRUN (before 6.1): shared ring";
     ctx.flush_submissions();  // arms the receive; this thread now owns the ring
+    const unsigned flags = ctx.ring()->flags;
+    ASSERT_EQ((flags & IORING_SETUP_DEFER_TASKRUN) != 0, GetParam());
+    ASSERT_EQ((flags & IORING_SETUP_COOP_TASKRUN) != 0, !GetParam());
   }
   void TearDown() override {
     sock.reset();
