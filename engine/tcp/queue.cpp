@@ -57,7 +57,7 @@ TcpQueue::TcpQueue(int fd, std::string peer, core::Target& target, exec::Executo
   _boot->req.buf_cap = boot_buf_size;
   _tx.resize(boot_tx_items);
   _resp_staged.reserve(boot_tx_items);
-  _ioctx.set_owned(executor.keeps_tasks_on_one_thread(), executor.busy_polls());
+  want_ring_for(executor);
   if (mechanism == IoMechanism::io_uring) {
     std::string error;
     _usock = std::make_unique<UringSocket>(_fd, _ioctx, error);
@@ -169,7 +169,7 @@ unsigned TcpQueue::resume_deferred() {
 // The handover of a live switch, on the thread that ran the queue: an owned ring cannot follow
 // the queue to another thread, and a shared one would not defer its completion work; the next
 // pass, on the new executor, opens a ring of the kind it wants.
-void TcpQueue::move_ring(bool owned, bool deferred) {
+void TcpQueue::move_ring(const exec::Executor& next) {
   const bool moved = (!_usock || _usock->detach()) &&
                      _ioctx.close_ring([this](backend::Io& io) { _sq.on_backend_done(io); });
   if (!moved) {
@@ -178,7 +178,7 @@ void TcpQueue::move_ring(bool owned, bool deferred) {
     _target.log(core::EventLevel::warning, "queue " + _peer + " keeps its io_uring across the switch");
     return;
   }
-  _ioctx.set_owned(owned, deferred);
+  want_ring_for(next);
 }
 
 unsigned TcpQueue::reap(unsigned budget) {
@@ -193,8 +193,7 @@ void TcpQueue::kick() {
 
 void TcpQueue::set_executor(exec::Executor& e) {
   std::lock_guard lk(_exec_mu);
-  const bool owned = e.keeps_tasks_on_one_thread();
-  if (_ioctx.owned() || owned) move_ring(owned, e.busy_polls());
+  if (_ioctx.owned() || e.keeps_tasks_on_one_thread()) move_ring(e);
   _executor = &e;
   _ring_watched = false;  // the new executor must watch the backend ring too
 }

@@ -172,7 +172,9 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   void free_command(Command& c);
   void set_state(Command& c, CmdState s);
   unsigned reap(unsigned budget);
-  void move_ring(bool owned, bool deferred);
+  void move_ring(const exec::Executor& next);
+  // The kind of ring the executor's threads want, made at the next IoContext::ring().
+  void want_ring_for(const exec::Executor& e) { _ioctx.set_owned(e.keeps_tasks_on_one_thread(), e.busy_polls()); }
   unsigned resume_deferred();
   Digests digests() const { return {_neg.hdgst, _neg.ddgst}; }
 

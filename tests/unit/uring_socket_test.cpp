@@ -1,7 +1,8 @@
-// The io_uring receive of a TCP queue (engine/tcp/uring_socket.hpp) on a real owned ring, of both
-// kinds (completion work deferred until asked, as poll workers have it; run as the owner returns
-// from a syscall, as bound workers have it), and a real socket pair: what arrives is delivered in order, and a completion no socket announces
-// (a timer, as delayed completions use) wakes a watcher asleep on the ring's eventfd.
+// The io_uring receive of a TCP queue (engine/tcp/uring_socket.hpp) on a real socket pair and a
+// real owned ring of both kinds (completion work deferred until asked, as poll workers have it;
+// run as the owner returns from a syscall, as bound workers have it): what arrives is delivered
+// in order, and a completion no socket announces (a timer, as delayed completions use) wakes a
+// watcher asleep on the ring's eventfd.
 #include "engine/tcp/uring_socket.hpp"
 
 #include <gtest/gtest.h>
