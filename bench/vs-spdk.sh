@@ -18,6 +18,7 @@ perf_cpu=${PERF_CPU:-1}
 port=${PORT:-4420}
 size_mib=${SIZE_MIB:-1024}
 # nvmetune variants are MODE or MODE+io_uring; spdk-posix and spdk-uring are SPDK's sock modules.
+# bound~N sets threading.idle_poll_period_us to N (bound's workers poll N µs before sleeping).
 # MODE[+io_uring]@/path/to/nvmetune runs another build in that variant (A/B of two builds).
 variants=${VARIANTS:-"spdk-posix spdk-uring bound bound+io_uring poll poll+io_uring"}
 workloads=${WORKLOADS:-"4k-randread-qd32 4k-randread-qd1 4k-randwrite-qd32 128k-read-qd8"}
@@ -83,15 +84,19 @@ start_spdk() {  # start_spdk posix|uring
     rpc nvmf_subsystem_add_listener "$nqn" -t tcp -a 127.0.0.1 -s "$port" && wait_listening
 }
 
-start_nvmetune() {  # start_nvmetune MODE[+MECHANISM][@BINARY]
-  local spec=${1%%@*} b=$bin mode mech=epoll threading
+start_nvmetune() {  # start_nvmetune MODE[~IDLE_US][+MECHANISM][@BINARY]
+  local spec=${1%%@*} b=$bin mode mech=epoll threading idle=0
   [[ $1 == *@* ]] && b=${1#*@}
   mode=${spec%%+*}
   [[ $spec == *+* ]] && mech=${spec#*+}
+  [[ $mode == *~* ]] && { idle=${mode#*~}; mode=${mode%%~*}; }
   if [ "$mode" = poll ]; then
     threading="{\"mode\": \"poll\", \"threads\": 1, \"first_core\": $target_cpu, \"io_mechanism\": \"$mech\"}"
   else
-    threading="{\"mode\": \"$mode\", \"cpumask\": \"$target_cpu\", \"threads\": 1, \"io_mechanism\": \"$mech\"}"
+    threading="{\"mode\": \"$mode\", \"cpumask\": \"$target_cpu\", \"threads\": 1, \"io_mechanism\": \"$mech\""
+    # Only when asked: builds before the setting refuse the key.
+    [ "$idle" != 0 ] && threading+=", \"idle_poll_period_us\": $idle"
+    threading+="}"
   fi
   cat >"$out_dir/nvmetune.json" <<JSON
 {

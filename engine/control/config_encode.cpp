@@ -14,6 +14,7 @@ json to_json(const ThreadingConfig& t) {
           {"strict", t.strict},
           {"first_core", t.first_core},
           {"idle_poll_us", t.idle_poll_us},
+          {"idle_poll_period_us", t.idle_poll_period_us},
           {"priority", t.priority},
           {"inline_budget", t.inline_budget},
           {"io_mechanism", t.io_mechanism}};

@@ -21,11 +21,13 @@ exec::Priority priority_of(const std::string& p) {
 }
 
 // bound: one worker per CPU of the mask, pinned there; queues go to the worker of the CPU that
-// received their packets (or round-robin).
+// received their packets (or round-robin). Workers sleep when idle unless idle_poll_period_us
+// asks them to poll that long after the last work first.
 exec::EventExecutorConfig bound_config(const ThreadingConfig& t) {
   exec::EventExecutorConfig c;
   for (unsigned cpu : mask_of(t)) c.worker_cpus.push_back({cpu});
   c.placement = t.queue_cpu == "round_robin" ? exec::Placement::round_robin : exec::Placement::incoming_cpu;
+  c.busy_poll_ns = uint64_t{t.idle_poll_period_us} * 1000;
   c.mode = "bound";
   c.thread_prefix = "nvmt-bnd";
   return c;
@@ -158,6 +160,9 @@ bool reconfigure_in_place(exec::Executor& exec, const ThreadingConfig& current, 
   const auto cfg = t.mode == "bound" ? bound_config(t) : poll_config(t);
   const auto cur = t.mode == "bound" ? bound_config(current) : poll_config(current);
   if (cfg.worker_cpus.size() != cur.worker_cpus.size() || cfg.placement != cur.placement) return false;
+  // Whether workers spin decides the kind of ring each queue owns (Executor::busy_polls), fixed when
+  // the ring is made: starting or stopping the spin takes a switch, which makes the rings anew.
+  if ((cfg.busy_poll_ns > 0) != (cur.busy_poll_ns > 0)) return false;
   error = ev->reconfigure(cfg);
   return true;
 }

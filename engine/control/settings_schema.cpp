@@ -56,6 +56,13 @@ std::vector<Setting> threading_rows() {
        .help = "poll: µs of polling without work before the thread sleeps. Longer keeps latency low after a quiet "
                "gap but burns the CPU while idle; 0 sleeps at once and frees the core, at the cost of a wake-up on the "
                "next command."},
+      {.section = "threading", .key = "idle_poll_period_us", .type = T::integer, .label = "Idle poll period",
+       .unit = "µs", .min = 0, .max = 10'000'000, .modes = {"bound"},
+       .help = "bound: µs a worker keeps polling its queues after the last work before it sleeps, as the kernel "
+               "target's idle_poll_period_usecs. 0 (the default) sleeps at once and leaves the CPU to other work; a "
+               "period longer than the host's round trip (tens of µs) saves the wake-up on every command at low queue "
+               "depth, at the cost of a CPU spinning while the load lasts. Changing it between 0 and non-zero "
+               "switches the mode over (the queues' rings change kind)."},
       {.section = "threading", .key = "priority", .type = T::choice, .label = "Priority",
        .choices = {"normal", "nice", "fifo"}, .noun = "priority", .modes = {"poll"},
        .help = "poll: scheduling of the polling threads: \"normal\", \"nice\" (nice -20) or \"fifo\" (SCHED_FIFO). "

@@ -325,4 +325,66 @@ TEST(ExecutionModels, PollThreadsSleepAfterIdlePeriod) {
   EXPECT_LT(b - a, 25'000'000u) << "an idle poll thread used " << (b - a) / 1000 << " us of CPU in 500 ms";
 }
 
+// The last "how" of the threading events: "in_place", "switched" or "switch_timeout".
+std::string last_threading_change(const engine::Engine& eng) {
+  std::string how;
+  for (const auto& e : eng.events())
+    if (e.kind == "threading") how = e.detail_json;
+  return how;
+}
+
+// bound with idle_poll_period_us (nvmet-tcp's idle_poll_period_usecs): after the load stops the
+// worker keeps polling for the period, then sleeps; with the default 0 it sleeps at once.
+// Starting the spin live switches the mode over (the queues' rings change kind); a new period
+// keeps the workers.
+TEST(ExecutionModels, BoundWorkersPollForTheIdlePeriodThenSleep) {
+  Rig rig;
+  auto b = mode("bound", {0});
+  ASSERT_TRUE(rig.eng.set_threading(b).empty());
+  rig.start(1);
+  b.idle_poll_period_us = 500'000;
+  ASSERT_TRUE(rig.eng.set_threading(b).empty());
+  EXPECT_NE(last_threading_change(rig.eng).find("\"how\":\"switched\""), std::string::npos)
+      << "0 to a period kept the executor: " << last_threading_change(rig.eng);
+  b.idle_poll_period_us = 300'000;
+  ASSERT_TRUE(rig.eng.set_threading(b).empty());
+  EXPECT_NE(last_threading_change(rig.eng).find("\"how\":\"in_place\""), std::string::npos)
+      << "a new period switched: " << last_threading_change(rig.eng);
+
+  auto load_then_cpu = [&](std::chrono::milliseconds after, std::chrono::milliseconds window) {
+    std::atomic<bool> stop{false};
+    std::thread timer([&] {
+      std::this_thread::sleep_for(150ms);
+      stop = true;
+    });
+    rig.run(stop);
+    timer.join();
+    std::this_thread::sleep_for(after);
+    const auto threads = rig.eng.threads();
+    EXPECT_EQ(threads.size(), 1u);
+    const int tid = threads.empty() ? 0 : threads[0].tid;
+    const uint64_t a = thread_cpu_ns(tid);
+    std::this_thread::sleep_for(window);
+    return thread_cpu_ns(tid) - a;
+  };
+  // Within the period the worker spins: on a shared 2-CPU machine it still gets a good part of a CPU.
+  const uint64_t polling = load_then_cpu(20ms, 200ms);
+  EXPECT_GT(polling, 40'000'000u) << "a bound worker within its idle poll period used only " << polling / 1000
+                                  << " us of CPU in 200 ms";
+  // After it, the worker sleeps.
+  std::this_thread::sleep_for(400ms);
+  const auto threads = rig.eng.threads();
+  ASSERT_EQ(threads.size(), 1u);
+  const uint64_t a = thread_cpu_ns(threads[0].tid);
+  std::this_thread::sleep_for(300ms);
+  EXPECT_LT(thread_cpu_ns(threads[0].tid) - a, 15'000'000u) << "still spinning after the idle poll period";
+
+  b.idle_poll_period_us = 0;
+  ASSERT_TRUE(rig.eng.set_threading(b).empty());
+  EXPECT_NE(last_threading_change(rig.eng).find("\"how\":\"switched\""), std::string::npos);
+  const uint64_t sleeping = load_then_cpu(20ms, 150ms);
+  EXPECT_LT(sleeping, 15'000'000u) << "a bound worker without an idle poll period used " << sleeping / 1000
+                                   << " us of CPU in the 150 ms after the load";
+}
+
 }  // namespace
