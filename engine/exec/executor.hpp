@@ -72,6 +72,12 @@ class Task {
   // non-zero, so io_work must consume the count before it reports idle. Edge-triggered
   // watchers never need that read, and it is a syscall per pass.
   bool exec_level_rearm = false;
+  // Set by executors when a readiness event of the task said the peer shut its side down
+  // (EPOLLRDHUP, EPOLLHUP, EPOLLERR); never cleared. Edge-triggered watchers get one event for
+  // data and an end of stream that arrived together, and nothing after it: a read that took
+  // the data and came back short then does not mean the socket is drained, the end of stream
+  // still waits behind it (a host vanishing mid-transfer left its queue open for good).
+  std::atomic<bool> exec_peer_closed{false};
 };
 
 // Monotonic nanoseconds, the clock of every latency and wait measurement in the engine.

@@ -41,8 +41,9 @@ unsigned TcpQueue::rx_pass(unsigned budget) {
       // A short read took all the socket had, and the data coming next raises a new readiness
       // event (edge-triggered, or found by the re-arm): asking again now only finds EAGAIN, a
       // syscall that also locks the socket, and the host's segments arriving meanwhile wait in
-      // its backlog for this CPU to process them.
-      if (static_cast<size_t>(n) < win.size()) break;
+      // its backlog for this CPU to process them. Unless the host shut down: its end of stream
+      // may have come with the data just read, in the same event, and no event follows it.
+      if (static_cast<size_t>(n) < win.size() && !exec_peer_closed.load(std::memory_order_relaxed)) break;
       continue;
     }
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) break;

@@ -18,6 +18,8 @@
 #include <thread>
 #include <vector>
 
+#include "support/peer_shutdown_check.hpp"
+
 namespace {
 
 using exec::EventExecutor;
@@ -51,6 +53,8 @@ class TestTask : public exec::Task {
   }
 
   void send(char c = 'x') const { ASSERT_EQ(write(_peer, &c, 1), 1); }
+  // The test's end sends its end of stream (a host closing the connection).
+  void shut_peer() const { ASSERT_EQ(shutdown(_peer, SHUT_WR), 0); }
 
   Progress io_work() override {
     if (in_progress.exchange(true)) overlaps.fetch_add(1);
@@ -175,6 +179,14 @@ TEST(EventExecutor, RunsOnAttachAndWhenReadable) {
   EXPECT_EQ(task.thread_changes.load(), 0);
   ex.stop();
   EXPECT_EQ(task.retired.load(), 1);
+}
+
+// See support/peer_shutdown_check.hpp.
+TEST(EventExecutor, TellsTheTaskItsPeerShutDown) {
+  TestTask task;
+  EventExecutor ex({.threads = 1});
+  ex.attach(task);
+  test_support::expect_peer_shutdown_reaches(task);
 }
 
 TEST(EventExecutor, MoreRunsAgainWithoutEvents) {

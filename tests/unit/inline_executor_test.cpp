@@ -26,6 +26,7 @@
 
 #include "engine/exec/unbound/unbound_executor.hpp"
 #include "engine/system/topology.hpp"
+#include "support/peer_shutdown_check.hpp"
 
 namespace {
 
@@ -64,6 +65,8 @@ class TestTask : public exec::Task {
   }
 
   void send(char c = 'x') const { ASSERT_EQ(write(_peer, &c, 1), 1); }
+  // The test's end sends its end of stream (a host closing the connection).
+  void shut_peer() const { ASSERT_EQ(shutdown(_peer, SHUT_WR), 0); }
   // Non-asserting write for writer threads: false when the socket buffer is full.
   bool try_send(char c = 'x') const { return write(_peer, &c, 1) == 1; }
   // What the task sent so far and nobody read: read from the peer end now.
@@ -288,6 +291,14 @@ TEST(Inline, WorkLeftAfterTheInlineBatchIsDeferred) {
   auto stats = ex.stats();
   ASSERT_EQ(stats.size(), ex.threads().size());
   EXPECT_GE(stats[0].io_work_passes, 1u);  // the notification thread's inline passes
+}
+
+// See support/peer_shutdown_check.hpp.
+TEST(Inline, TellsTheTaskItsPeerShutDown) {
+  TestTask task;
+  InlineExecutor ex(config());
+  ex.attach(task);
+  test_support::expect_peer_shutdown_reaches(task);
 }
 
 TEST(Inline, MoreRunsAgainWithoutEvents) {

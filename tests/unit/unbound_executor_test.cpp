@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "engine/system/topology.hpp"
+#include "support/peer_shutdown_check.hpp"
 
 namespace {
 
@@ -62,6 +63,8 @@ class TestTask : public exec::Task {
   }
 
   void send(char c = 'x') const { ASSERT_EQ(write(_peer, &c, 1), 1); }
+  // The test's end sends its end of stream (a host closing the connection).
+  void shut_peer() const { ASSERT_EQ(shutdown(_peer, SHUT_WR), 0); }
   // Non-asserting write for writer threads: false when the socket buffer is full.
   bool try_send(char c = 'x') const { return write(_peer, &c, 1) == 1; }
   // What the task sent so far and nobody read: read from the peer end now.
@@ -398,6 +401,14 @@ TEST_P(Unbound, RunsOnAttachAndWhenReadable) {
   ex.stop();
   EXPECT_EQ(task.retired.load(), 1);
   EXPECT_TRUE(ex.tasks().empty());
+}
+
+// See support/peer_shutdown_check.hpp.
+TEST_P(Unbound, TellsTheTaskItsPeerShutDown) {
+  TestTask task;
+  UnboundExecutor ex(GetParam().cfg);
+  ex.attach(task);
+  test_support::expect_peer_shutdown_reaches(task);
 }
 
 TEST_P(Unbound, MoreRunsAgainWithoutEvents) {

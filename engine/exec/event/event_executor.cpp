@@ -37,6 +37,7 @@
 #include <thread>
 
 #include "engine/exec/event/task_mpsc.hpp"
+#include "engine/exec/hangup.hpp"
 #include "engine/system/topology.hpp"
 #include "engine/stats/registry.hpp"
 
@@ -366,6 +367,7 @@ void Worker::gather(const epoll_event* events, int n) {
       drain_eventfd();
     } else {
       mark_ready(*task, now);
+      note_hangup(*task, events[i].events);
       _batch.push_back(task);
     }
   }

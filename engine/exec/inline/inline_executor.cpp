@@ -28,6 +28,7 @@
 #include <system_error>
 #include <thread>
 
+#include "engine/exec/hangup.hpp"
 #include "engine/exec/slot.hpp"
 #include "engine/stats/registry.hpp"
 #include "engine/system/topology.hpp"
@@ -40,6 +41,8 @@ namespace {
 using slots::claim;
 using slots::claim_idle;
 using slots::mark_ready;
+using slots::note_hangup;
+using slots::take_hangup;
 using slots::take_pending;
 
 constexpr int kMaxEvents = 64;  // events per notification wait
@@ -65,6 +68,7 @@ struct alignas(64) Slot {
   std::atomic<uint8_t> state{slots::unused};
   std::atomic<bool> release_requested{false};
   std::atomic<uint64_t> pending_ns{0};  // first readiness while running (0 = none)
+  std::atomic<bool> hangup{false};      // an event said the peer shut down (slots::note_hangup)
   unsigned index = 0;    // in the SlotTable; task.exec_worker
   unsigned worker = 0;   // deferred worker; written at attach, read by owners
   Task* task = nullptr;  // written under _ctl_mu at attach/detach, read by owners
@@ -230,6 +234,7 @@ void Notifier::loop() {
       const uint64_t tag = events[i].data.u64;
       if (tag == 0) continue;  // the control eventfd: stop, or the run list above
       Slot& s = *reinterpret_cast<Slot*>(tag & ~kFdIndexMask);
+      note_hangup(s, events[i].events);
       if (claim(s)) run_inline(s);
     }
   }
@@ -239,6 +244,7 @@ void Notifier::loop() {
 void Notifier::run_inline(Slot& s) {
   if (s.release_requested.load(std::memory_order_acquire)) return _ex.honour_release(s);
   Task& t = *s.task;
+  take_hangup(s, t);
   const Progress p = t.io_work_limited(_ex._budget);
   _counters.count_pass(t);
   if (p == Progress::closed) return _ex.retire_closed(s);
@@ -291,6 +297,7 @@ void Worker::run_owned(Slot& s) {
   Task& t = *s.task;
   for (unsigned pass = 1;; ++pass) {
     if (s.release_requested.load(std::memory_order_acquire)) return _ex.honour_release(s);
+    take_hangup(s, t);
     const Progress p = t.io_work();
     _counters.count_pass(t);
     if (p == Progress::closed) return _ex.retire_closed(s);
@@ -435,6 +442,7 @@ void InlineExecutor::attach(Task& task) {
   task.exec_scheduled.store(false, std::memory_order_relaxed);
   Slot& s = _slots->allocate();
   s.task = &task;
+  s.hangup.store(false, std::memory_order_relaxed);  // a reused slot: its last task's
   s.worker = pick_worker(task);
   s.pending_ns.store(0, std::memory_order_relaxed);
   s.release_requested.store(false, std::memory_order_relaxed);

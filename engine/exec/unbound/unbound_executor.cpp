@@ -38,6 +38,7 @@
 #include <system_error>
 #include <thread>
 
+#include "engine/exec/hangup.hpp"
 #include "engine/exec/slot.hpp"
 #include "engine/stats/registry.hpp"
 
@@ -49,6 +50,8 @@ namespace {
 using slots::claim;
 using slots::claim_idle;
 using slots::mark_ready;
+using slots::note_hangup;
+using slots::take_hangup;
 using slots::take_pending;
 
 constexpr int kEventsPerWaitAlone = 32;   // the only worker of its pod takes many at once
@@ -75,6 +78,7 @@ struct alignas(64) Slot {
   std::atomic<uint8_t> disarmed{0};  // oneshot pods: bit i = fds()[i] fired, needs a re-arm
   std::atomic<bool> release_requested{false};
   std::atomic<uint64_t> pending_ns{0};  // first readiness while running (0 = none)
+  std::atomic<bool> hangup{false};      // an event said the peer shut down (slots::note_hangup)
   uint8_t armed_out = 0;   // owner only: bit i = fds()[i] armed with EPOLLOUT
   unsigned index = 0;      // in the SlotTable; task.exec_worker
   unsigned pod = 0;        // written at attach, read by owners
@@ -299,6 +303,7 @@ void Worker::collect(const epoll_event& ev) {
   if (tag == 0) return;  // the pod eventfd: the run list is looked at anyway
   Slot& s = *reinterpret_cast<Slot*>(tag & ~kFdIndexMask);
   if (_pod.shared()) s.disarmed.fetch_or(uint8_t(1u << (tag & kFdIndexMask)), std::memory_order_acq_rel);
+  note_hangup(s, ev.events);
   if (claim(s)) _batch.push_back(&s);
 }
 
@@ -307,6 +312,7 @@ void Worker::run_owned(Slot& s) {
   Task& t = *s.task;
   for (unsigned pass = 1;; ++pass) {
     if (s.release_requested.load(std::memory_order_acquire)) return _ex.honour_release(s);
+    take_hangup(s, t);
     const Progress p = t.io_work();
     _counters.io_work_passes.add();
     (t.exec_did_work ? _counters.busy_passes : _counters.idle_passes).add();
@@ -457,6 +463,7 @@ void UnboundExecutor::attach(Task& task) {
   task.exec_scheduled.store(false, std::memory_order_relaxed);
   Slot& s = _slots->allocate();
   s.task = &task;
+  s.hangup.store(false, std::memory_order_relaxed);  // a reused slot: its last task's
   s.pod = pick_pod(task);
   s.disarmed.store(0, std::memory_order_relaxed);
   s.pending_ns.store(0, std::memory_order_relaxed);
