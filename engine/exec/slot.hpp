@@ -11,7 +11,7 @@
 // the owner consumes that and runs again.
 //
 // A Slot type for these templates has: std::atomic<uint8_t> state, std::atomic<uint64_t>
-// pending_ns, unsigned index, Task* task, Slot* next.
+// pending_ns, std::atomic<bool> hangup, unsigned index, Task* task, Slot* next.
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "engine/exec/executor.hpp"
+#include "engine/exec/hangup.hpp"
 #include "engine/exec/mpsc_stack.hpp"
 
 namespace exec::slots {
@@ -112,6 +113,20 @@ template <typename Slot>
 void take_pending(Slot& s, Task& t) {
   const uint64_t ns = s.pending_ns.exchange(0, std::memory_order_relaxed);
   mark_ready(t, ns != 0 ? ns : monotonic_ns());
+}
+
+// An event that said the peer shut down (Task::exec_peer_closed). The task may be retired or
+// running on another thread, so it is noted in the slot, before the claim publishes it, and the
+// task's owner hands it on before its next pass (take_hangup).
+template <typename Slot>
+void note_hangup(Slot& s, uint32_t epoll_events) {
+  if (hangup_event(epoll_events)) s.hangup.store(true, std::memory_order_relaxed);
+}
+
+template <typename Slot>
+void take_hangup(Slot& s, Task& t) {
+  if (s.hangup.load(std::memory_order_relaxed) && s.hangup.exchange(false, std::memory_order_relaxed))
+    t.exec_peer_closed.store(true, std::memory_order_relaxed);
 }
 
 }  // namespace exec::slots

@@ -29,6 +29,7 @@
 #include "data/load/perf_options.hpp"
 #include "engine/nvme/le.hpp"
 #include "support/engine_config.hpp"
+#include "support/eventually.hpp"
 
 namespace {
 
@@ -351,16 +352,6 @@ int tcp_connect(uint16_t port) {
   return fd;
 }
 
-template <typename Pred>
-bool eventually(Pred pred, std::chrono::milliseconds timeout) {
-  const auto end = std::chrono::steady_clock::now() + timeout;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > end) return pred();
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
-}
-
 // CPU this process uses over one second of wall time, as a share of one core.
 double cpu_share_over_1s() {
   const double c0 = cpu_seconds();
@@ -413,11 +404,11 @@ TEST_F(HardeningTest, PartOfAPduThenEndOfStreamClosesTheQueue) {
   for (int i = 0; i < hosts; ++i) {
     const int fd = tcp_connect(_port);
     ASSERT_GE(fd, 0) << std::strerror(errno);
-    ASSERT_TRUE(eventually([&] { return _engine->stats().queues == 1; }, 5s)) << "connection " << i << " not accepted";
+    ASSERT_TRUE(test_support::eventually([&] { return _engine->stats().queues == 1; }, 5s)) << "connection " << i << " not accepted";
     std::this_thread::sleep_for(2ms);  // its first pass found nothing: the worker sleeps
     ASSERT_EQ(send(fd, half_icreq, sizeof half_icreq, MSG_NOSIGNAL), ssize_t(sizeof half_icreq));
     ASSERT_EQ(shutdown(fd, SHUT_WR), 0);
-    EXPECT_TRUE(eventually([&] { return _engine->stats().queues == 0; }, 3s))
+    EXPECT_TRUE(test_support::eventually([&] { return _engine->stats().queues == 0; }, 3s))
         << "connection " << i << ": the queue missed its host's end of stream";
     close(fd);
     if (HasFailure()) break;

@@ -19,6 +19,7 @@
 #include "engine/nvme/le.hpp"
 #include "engine/tcp/codec.hpp"
 #include "engine/tcp/digest.hpp"
+#include "support/eventually.hpp"
 
 namespace {
 
@@ -46,15 +47,7 @@ void fill(std::span<uint8_t> b, uint64_t seed) {
 
 uint16_t nlb0_of(size_t bytes) { return static_cast<uint16_t>(bytes / block - 1); }
 
-template <typename Pred>
-bool eventually(Pred pred, std::chrono::milliseconds timeout) {
-  const auto end = std::chrono::steady_clock::now() + timeout;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    std::this_thread::sleep_for(10ms);
-  }
-  return true;
-}
+using test_support::eventually;
 
 struct ServeOptions {
   uint64_t ns_bytes = 64 * MiB;

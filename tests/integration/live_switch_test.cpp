@@ -153,6 +153,17 @@ struct Rig {
     }
   }
 
+  // Drives every queue for d, then until all slots finished.
+  void run_for(std::chrono::milliseconds d) {
+    std::atomic<bool> stop{false};
+    std::thread timer([&] {
+      std::this_thread::sleep_for(d);
+      stop = true;
+    });
+    run(stop);
+    timer.join();
+  }
+
   void check_clean() {
     for (size_t i = 0; i < workers.size(); ++i) {
       auto& w = workers[i];
@@ -198,6 +209,13 @@ uint64_t thread_cpu_ns(int tid) {
   return ns;
 }
 
+// CPU time the thread uses over the next window of wall time.
+uint64_t cpu_ns_over(int tid, std::chrono::milliseconds window) {
+  const uint64_t a = thread_cpu_ns(tid);
+  std::this_thread::sleep_for(window);
+  return thread_cpu_ns(tid) - a;
+}
+
 TEST(ExecutionModels, EachModeServesWriteVerifyFromSeveralQueues) {
   for (const char* mechanism : {"epoll", "io_uring"})
   for (auto m : all_modes()) {
@@ -208,13 +226,7 @@ TEST(ExecutionModels, EachModeServesWriteVerifyFromSeveralQueues) {
     ASSERT_TRUE(rig.eng.set_threading(m).empty());
     rig.eng.set_sample_interval_ms(100);
     rig.start(4);
-    std::atomic<bool> stop{false};
-    std::thread timer([&] {
-      std::this_thread::sleep_for(700ms);
-      stop = true;
-    });
-    rig.run(stop);
-    timer.join();
+    rig.run_for(700ms);
     rig.check_clean();
     EXPECT_EQ(rig.eng.threading().mode, m.mode);
     for (const auto& q : rig.eng.last_snapshot().queues) {
@@ -308,21 +320,12 @@ TEST(ExecutionModels, PollThreadsSleepAfterIdlePeriod) {
   p.idle_poll_us = 20000;  // 20 ms of busy polling after the last work
   ASSERT_TRUE(rig.eng.set_threading(p).empty());
   rig.start(1);
-  std::atomic<bool> stop{false};
-  std::thread timer([&] {
-    std::this_thread::sleep_for(300ms);
-    stop = true;
-  });
-  rig.run(stop);
-  timer.join();
+  rig.run_for(300ms);
   std::this_thread::sleep_for(100ms);  // idle period passes
   const auto threads = rig.eng.threads();
   ASSERT_FALSE(threads.empty());
-  const int tid = threads[0].tid;
-  const uint64_t a = thread_cpu_ns(tid);
-  std::this_thread::sleep_for(500ms);
-  const uint64_t b = thread_cpu_ns(tid);
-  EXPECT_LT(b - a, 25'000'000u) << "an idle poll thread used " << (b - a) / 1000 << " us of CPU in 500 ms";
+  const uint64_t used = cpu_ns_over(threads[0].tid, 500ms);
+  EXPECT_LT(used, 25'000'000u) << "an idle poll thread used " << used / 1000 << " us of CPU in 500 ms";
 }
 
 // The last "how" of the threading events: "in_place", "switched" or "switch_timeout".
@@ -351,33 +354,23 @@ TEST(ExecutionModels, BoundWorkersPollForTheIdlePeriodThenSleep) {
   EXPECT_NE(last_threading_change(rig.eng).find("\"how\":\"in_place\""), std::string::npos)
       << "a new period switched: " << last_threading_change(rig.eng);
 
-  auto load_then_cpu = [&](std::chrono::milliseconds after, std::chrono::milliseconds window) {
-    std::atomic<bool> stop{false};
-    std::thread timer([&] {
-      std::this_thread::sleep_for(150ms);
-      stop = true;
-    });
-    rig.run(stop);
-    timer.join();
+  // The one bound worker's CPU time over window, starting after from now.
+  auto worker_cpu_ns = [&](std::chrono::milliseconds after, std::chrono::milliseconds window) {
     std::this_thread::sleep_for(after);
     const auto threads = rig.eng.threads();
     EXPECT_EQ(threads.size(), 1u);
-    const int tid = threads.empty() ? 0 : threads[0].tid;
-    const uint64_t a = thread_cpu_ns(tid);
-    std::this_thread::sleep_for(window);
-    return thread_cpu_ns(tid) - a;
+    return threads.empty() ? 0 : cpu_ns_over(threads[0].tid, window);
+  };
+  auto load_then_cpu = [&](std::chrono::milliseconds after, std::chrono::milliseconds window) {
+    rig.run_for(150ms);
+    return worker_cpu_ns(after, window);
   };
   // Within the period the worker spins: on a shared 2-CPU machine it still gets a good part of a CPU.
   const uint64_t polling = load_then_cpu(20ms, 200ms);
   EXPECT_GT(polling, 40'000'000u) << "a bound worker within its idle poll period used only " << polling / 1000
                                   << " us of CPU in 200 ms";
   // After it, the worker sleeps.
-  std::this_thread::sleep_for(400ms);
-  const auto threads = rig.eng.threads();
-  ASSERT_EQ(threads.size(), 1u);
-  const uint64_t a = thread_cpu_ns(threads[0].tid);
-  std::this_thread::sleep_for(300ms);
-  EXPECT_LT(thread_cpu_ns(threads[0].tid) - a, 15'000'000u) << "still spinning after the idle poll period";
+  EXPECT_LT(worker_cpu_ns(400ms, 300ms), 15'000'000u) << "still spinning after the idle poll period";
 
   b.idle_poll_period_us = 0;
   ASSERT_TRUE(rig.eng.set_threading(b).empty());

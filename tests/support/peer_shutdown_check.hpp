@@ -6,9 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <thread>
 
 #include "engine/exec/executor.hpp"
+#include "support/eventually.hpp"
 
 namespace test_support {
 
@@ -17,11 +17,7 @@ namespace test_support {
 template <typename Task>
 void expect_peer_shutdown_reaches(Task& task) {
   using namespace std::chrono_literals;
-  auto wait_for = [](auto pred) {
-    const auto end = std::chrono::steady_clock::now() + 10s;
-    while (!pred() && std::chrono::steady_clock::now() < end) std::this_thread::sleep_for(200us);
-    return pred();
-  };
+  auto wait_for = [](auto pred) { return eventually(pred, 10s, 200us); };
   task.send();
   ASSERT_TRUE(wait_for([&] { return task.bytes.load() == 1; }));
   EXPECT_FALSE(task.exec_peer_closed.load()) << "data alone said the peer shut down";

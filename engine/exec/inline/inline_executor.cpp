@@ -28,7 +28,6 @@
 #include <system_error>
 #include <thread>
 
-#include "engine/exec/hangup.hpp"
 #include "engine/exec/slot.hpp"
 #include "engine/stats/registry.hpp"
 #include "engine/system/topology.hpp"

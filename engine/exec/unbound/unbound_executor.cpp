@@ -38,7 +38,6 @@
 #include <system_error>
 #include <thread>
 
-#include "engine/exec/hangup.hpp"
 #include "engine/exec/slot.hpp"
 #include "engine/stats/registry.hpp"
 
