@@ -18,7 +18,9 @@ perf_cpu=${PERF_CPU:-1}
 port=${PORT:-4420}
 size_mib=${SIZE_MIB:-1024}
 # nvmetune variants are MODE or MODE+io_uring; spdk-posix and spdk-uring are SPDK's sock modules.
-# bound~N sets threading.idle_poll_period_us to N (bound's workers poll N µs before sleeping).
+# bound~N sets threading.idle_poll_period_us to N (bound's workers poll up to N µs before
+# sleeping, as long as the gaps between commands call for); bound~N:fixed always polls N µs
+# (threading.idle_poll_adaptive false).
 # MODE[+io_uring]@/path/to/nvmetune runs another build in that variant (A/B of two builds).
 variants=${VARIANTS:-"spdk-posix spdk-uring bound bound+io_uring poll poll+io_uring"}
 workloads=${WORKLOADS:-"4k-randread-qd32 4k-randread-qd1 4k-randwrite-qd32 128k-read-qd8"}
@@ -84,18 +86,20 @@ start_spdk() {  # start_spdk posix|uring
     rpc nvmf_subsystem_add_listener "$nqn" -t tcp -a 127.0.0.1 -s "$port" && wait_listening
 }
 
-start_nvmetune() {  # start_nvmetune MODE[~IDLE_US][+MECHANISM][@BINARY]
-  local spec=${1%%@*} b=$bin mode mech=epoll threading idle=0
+start_nvmetune() {  # start_nvmetune MODE[~IDLE_US[:fixed]][+MECHANISM][@BINARY]
+  local spec=${1%%@*} b=$bin mode mech=epoll threading idle= fixed=
   [[ $1 == *@* ]] && b=${1#*@}
   mode=${spec%%+*}
   [[ $spec == *+* ]] && mech=${spec#*+}
   [[ $mode == *~* ]] && { idle=${mode#*~}; mode=${mode%%~*}; }
+  [[ $idle == *:fixed ]] && { idle=${idle%:fixed}; fixed=1; }
   if [ "$mode" = poll ]; then
     threading="{\"mode\": \"poll\", \"threads\": 1, \"first_core\": $target_cpu, \"io_mechanism\": \"$mech\"}"
   else
     threading="{\"mode\": \"$mode\", \"cpumask\": \"$target_cpu\", \"threads\": 1, \"io_mechanism\": \"$mech\""
     # Only when asked: builds before the setting refuse the key.
-    [ "$idle" != 0 ] && threading+=", \"idle_poll_period_us\": $idle"
+    [ -n "$idle" ] && threading+=", \"idle_poll_period_us\": $idle"
+    [ -n "$fixed" ] && threading+=", \"idle_poll_adaptive\": false"
     threading+="}"
   fi
   cat >"$out_dir/nvmetune.json" <<JSON

@@ -28,7 +28,9 @@ class IoContext {
   //    went from 0.75x to 1.0x epoll. It waits until the owner asks for events (DEFER_TASKRUN,
   //    deferred) for an owner that spins and asks on every pass anyway (poll), or the kernel
   //    runs it as the owner returns from a syscall (COOP_TASKRUN) for one that sleeps in
-  //    epoll_wait (bound): the wake-up runs it and no io_uring_enter is needed to ask.
+  //    epoll_wait (bound): the wake-up runs it and no io_uring_enter is needed to ask. Bound's
+  //    adaptive idle poll counts as sleeping: while it polls, IORING_SQ_TASKRUN in memory
+  //    tells the pass to make the syscall that runs the work.
   //  Executors that keep a queue on one thread (bound, poll) want owned; a queue that moves
   //  between threads (unbound, inline, a live switch) needs shared or a new ring.
   void set_owned(bool owned, bool deferred = true) {

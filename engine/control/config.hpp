@@ -74,9 +74,14 @@ struct ThreadingConfig {
   bool strict = false;             // unbound: workers never leave their pod's CPUs
   int first_core = -1;             // poll: thread i pinned to first_core + i; -1 = free over cpus
   unsigned idle_poll_us = 1000;    // poll: busy-poll this long without work, then sleep
-  // bound: keep polling this long after the last work before sleeping (nvmet-tcp's
-  // idle_poll_period_usecs); 0 sleeps at once, as the kernel's bound workqueue does
-  unsigned idle_poll_period_us = 0;
+  // bound: poll up to this long after the last work before sleeping (nvmet-tcp's
+  // idle_poll_period_usecs); 0 sleeps at once, as the kernel's bound workqueue does. 50 µs covers
+  // a host's round trip on loopback and a fast network; the adaptive window spends it only where
+  // commands come that close together.
+  unsigned idle_poll_period_us = 50;
+  // bound: the poll window follows the gaps between commands, up to idle_poll_period_us: open
+  // while they come closer than that, shut after a longer one (exec/event/idle_poll_window.hpp)
+  bool idle_poll_adaptive = true;
   std::string priority = "normal"; // poll: normal | nice (-20) | fifo (SCHED_FIFO)
   unsigned inline_budget = 8;      // inline: PDUs handled in the notification context
   std::string io_mechanism = "epoll";  // epoll | io_uring

@@ -15,6 +15,7 @@ json to_json(const ThreadingConfig& t) {
           {"first_core", t.first_core},
           {"idle_poll_us", t.idle_poll_us},
           {"idle_poll_period_us", t.idle_poll_period_us},
+          {"idle_poll_adaptive", t.idle_poll_adaptive},
           {"priority", t.priority},
           {"inline_budget", t.inline_budget},
           {"io_mechanism", t.io_mechanism}};

@@ -133,6 +133,7 @@ void read_threading(JsonReader& r, const json& v, const std::string& path, Threa
   if (auto n = r.integer(v, "first_core", path)) t.first_core = *n;
   if (auto n = r.u32(v, "idle_poll_us", path)) t.idle_poll_us = *n;
   if (auto n = r.u32(v, "idle_poll_period_us", path)) t.idle_poll_period_us = *n;
+  if (auto b = r.boolean(v, "idle_poll_adaptive", path)) t.idle_poll_adaptive = *b;
   if (auto s = r.string(v, "priority", path)) t.priority = *s;
   if (auto n = r.u32(v, "inline_budget", path)) t.inline_budget = *n;
   if (auto s = r.string(v, "io_mechanism", path)) t.io_mechanism = *s;

@@ -21,13 +21,15 @@ exec::Priority priority_of(const std::string& p) {
 }
 
 // bound: one worker per CPU of the mask, pinned there; queues go to the worker of the CPU that
-// received their packets (or round-robin). Workers sleep when idle unless idle_poll_period_us
-// asks them to poll that long after the last work first.
+// received their packets (or round-robin). After the last work a worker polls for up to
+// idle_poll_period_us (adaptive: only as long as the recent gaps between commands call for),
+// then sleeps.
 exec::EventExecutorConfig bound_config(const ThreadingConfig& t) {
   exec::EventExecutorConfig c;
   for (unsigned cpu : mask_of(t)) c.worker_cpus.push_back({cpu});
   c.placement = t.queue_cpu == "round_robin" ? exec::Placement::round_robin : exec::Placement::incoming_cpu;
   c.busy_poll_ns = uint64_t{t.idle_poll_period_us} * 1000;
+  c.adaptive_poll = t.idle_poll_adaptive;
   c.mode = "bound";
   c.thread_prefix = "nvmt-bnd";
   return c;
@@ -162,7 +164,7 @@ bool reconfigure_in_place(exec::Executor& exec, const ThreadingConfig& current, 
   if (cfg.worker_cpus.size() != cur.worker_cpus.size() || cfg.placement != cur.placement) return false;
   // Whether workers spin decides the kind of ring each queue owns (Executor::busy_polls), fixed when
   // the ring is made: starting or stopping the spin takes a switch, which makes the rings anew.
-  if ((cfg.busy_poll_ns > 0) != (cur.busy_poll_ns > 0)) return false;
+  if (cfg.spins() != cur.spins()) return false;
   error = ev->reconfigure(cfg);
   return true;
 }

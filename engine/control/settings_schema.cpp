@@ -58,11 +58,19 @@ std::vector<Setting> threading_rows() {
                "next command."},
       {.section = "threading", .key = "idle_poll_period_us", .type = T::integer, .label = "Idle poll period",
        .unit = "µs", .min = 0, .max = 10'000'000, .modes = {"bound"},
-       .help = "bound: µs a worker keeps polling its queues after the last work before it sleeps, as the kernel "
-               "target's idle_poll_period_usecs. 0 (the default) sleeps at once and leaves the CPU to other work; a "
-               "period longer than the host's round trip (tens of µs) saves the wake-up on every command at low queue "
-               "depth, at the cost of a CPU spinning while the load lasts. Changing it between 0 and non-zero "
-               "switches the mode over (the queues' rings change kind)."},
+       .help = "bound: the longest a worker keeps polling its queues after the last work before it sleeps, as the "
+               "kernel target's idle_poll_period_usecs. A period longer than the host's round trip (tens of µs) "
+               "saves the wake-up on every command at low queue depth, at the cost of a CPU spinning while the load "
+               "lasts; with the adaptive window (the default) the worker polls only when commands come that close "
+               "together. 0 sleeps at once and leaves the CPU to other work. With a fixed period (adaptive off), "
+               "changing it between 0 and non-zero switches the mode over (the queues' rings change kind)."},
+      {.section = "threading", .key = "idle_poll_adaptive", .type = T::boolean, .label = "Adaptive idle poll",
+       .modes = {"bound"},
+       .help = "bound: the worker polls only as long as the gaps between commands call for, up to the idle poll "
+               "period: a gap it slept through that is shorter than the period opens the window to 1.5x that gap, "
+               "a longer one shuts it. A sparse load then costs no polling, and a steady one at low queue depth no "
+               "wake-ups. Off: always poll the whole period, as the kernel target does. With a period, turning it on "
+               "or off switches the mode over (a worker that spins through every gap gets other rings)."},
       {.section = "threading", .key = "priority", .type = T::choice, .label = "Priority",
        .choices = {"normal", "nice", "fifo"}, .noun = "priority", .modes = {"poll"},
        .help = "poll: scheduling of the polling threads: \"normal\", \"nice\" (nice -20) or \"fifo\" (SCHED_FIFO). "

@@ -143,11 +143,17 @@ struct EventExecutorConfig {
   std::vector<std::vector<unsigned>> worker_cpus;
   Placement placement = Placement::round_robin;
   uint64_t busy_poll_ns = 0;  // > 0: poll queues without sleeping for this long after work
+  // The poll window follows the gaps between bursts, up to busy_poll_ns (event/idle_poll_window.hpp)
+  bool adaptive_poll = false;
   Priority priority = Priority::normal;
   std::string mode = "event";       // name() of the executor ("bound", "poll", "event")
   // Where workers publish their statistics blocks (the sampler's per-worker rows); optional.
   stats::Registry* registry = nullptr;
   std::string thread_prefix = "nvmt-ev";
+
+  // Whether workers spin on through every gap up to busy_poll_ns (poll, bound with a fixed period)
+  // rather than mostly sleep (bound, adaptive or without a period): Executor::busy_polls.
+  bool spins() const { return busy_poll_ns > 0 && !adaptive_poll; }
 };
 
 // Event-driven worker threads: epoll per worker, queues spread round-robin, one io_work per

@@ -396,6 +396,7 @@ TEST_F(HardeningTest, PartOfAPduThenEndOfStreamClosesTheQueue) {
   constexpr int hosts = 40;
   auto c = config();
   c.tcp.connect_timeout_ms = 60000;  // only the end of stream may close them within the test
+  c.threading.idle_poll_period_us = 0;  // the worker sleeps between events: one edge for both
   ASSERT_NO_FATAL_FAILURE(serve(c));
   uint8_t half_icreq[64] = {};
   half_icreq[0] = 0x00;  // ICReq

@@ -336,13 +336,16 @@ std::string last_threading_change(const engine::Engine& eng) {
   return how;
 }
 
-// bound with idle_poll_period_us (nvmet-tcp's idle_poll_period_usecs): after the load stops the
-// worker keeps polling for the period, then sleeps; with the default 0 it sleeps at once.
+// bound with a fixed idle_poll_period_us (nvmet-tcp's idle_poll_period_usecs): after the load
+// stops the worker keeps polling for the period, then sleeps; with 0 it sleeps at once. (The
+// adaptive window, the default, is event_executor_test's AdaptivePoll... test.)
 // Starting the spin live switches the mode over (the queues' rings change kind); a new period
 // keeps the workers.
 TEST(ExecutionModels, BoundWorkersPollForTheIdlePeriodThenSleep) {
   Rig rig;
   auto b = mode("bound", {0});
+  b.idle_poll_period_us = 0;
+  b.idle_poll_adaptive = false;
   ASSERT_TRUE(rig.eng.set_threading(b).empty());
   rig.start(1);
   b.idle_poll_period_us = 500'000;
@@ -353,6 +356,19 @@ TEST(ExecutionModels, BoundWorkersPollForTheIdlePeriodThenSleep) {
   ASSERT_TRUE(rig.eng.set_threading(b).empty());
   EXPECT_NE(last_threading_change(rig.eng).find("\"how\":\"in_place\""), std::string::npos)
       << "a new period switched: " << last_threading_change(rig.eng);
+  // An adaptive window mostly sleeps, so its rings are a sleeper's: turning it on is a switch,
+  // and then a new period (0 included) is not.
+  b.idle_poll_adaptive = true;
+  ASSERT_TRUE(rig.eng.set_threading(b).empty());
+  EXPECT_NE(last_threading_change(rig.eng).find("\"how\":\"switched\""), std::string::npos)
+      << "turning the adaptive window on kept the rings: " << last_threading_change(rig.eng);
+  b.idle_poll_period_us = 0;
+  ASSERT_TRUE(rig.eng.set_threading(b).empty());
+  EXPECT_NE(last_threading_change(rig.eng).find("\"how\":\"in_place\""), std::string::npos)
+      << "an adaptive period to 0 switched: " << last_threading_change(rig.eng);
+  b.idle_poll_period_us = 300'000;
+  b.idle_poll_adaptive = false;
+  ASSERT_TRUE(rig.eng.set_threading(b).empty());
 
   // The one bound worker's CPU time over window, starting after from now.
   auto worker_cpu_ns = [&](std::chrono::milliseconds after, std::chrono::milliseconds window) {

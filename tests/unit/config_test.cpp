@@ -50,7 +50,7 @@ constexpr const char* full_example = R"({
           "prefer_busy_poll": true, "socket_buffer_bytes": "1MiB"},
   "threading": {"mode": "unbound", "cpumask": "0", "threads": 2, "queue_cpu": "round_robin",
                 "affinity_scope": "smt", "strict": true, "first_core": -1, "idle_poll_us": 500,
-                "idle_poll_period_us": 40, "priority": "nice", "inline_budget": 16, "io_mechanism": "io_uring"},
+                "idle_poll_period_us": 40, "idle_poll_adaptive": false, "priority": "nice", "inline_budget": 16, "io_mechanism": "io_uring"},
   "budgets": {"recv_pdus": 16, "send_pdus": 4, "ops_per_pass": 128, "bytes_per_pass": "1MiB",
               "deadline_us": 200, "reap_batch": 64}
 })";
@@ -98,6 +98,7 @@ json independent_json(const control::Config& c) {
   doc["threading"] = {{"mode", t.mode}, {"threads", t.threads}, {"queue_cpu", t.queue_cpu},
                       {"affinity_scope", t.affinity_scope}, {"strict", t.strict}, {"first_core", t.first_core},
                       {"idle_poll_us", t.idle_poll_us}, {"idle_poll_period_us", t.idle_poll_period_us},
+                      {"idle_poll_adaptive", t.idle_poll_adaptive},
                       {"priority", t.priority},
                       {"inline_budget", t.inline_budget}, {"io_mechanism", t.io_mechanism}};
   if (!t.cpus.empty()) {
@@ -192,6 +193,7 @@ TEST(Config, FullExampleParsesEveryField) {
   EXPECT_EQ(t.first_core, -1);
   EXPECT_EQ(t.idle_poll_us, 500u);
   EXPECT_EQ(t.idle_poll_period_us, 40u);
+  EXPECT_FALSE(t.idle_poll_adaptive);
   EXPECT_EQ(t.priority, "nice");
   EXPECT_EQ(t.inline_budget, 16u);
   EXPECT_EQ(t.io_mechanism, "io_uring");
@@ -255,7 +257,7 @@ TEST(Config, ReportsEveryMistakeInOnePassWithExactPaths) {
     "tcp": {"in_capsule_data_size": 100, "queue_depth": 1, "maxh2cdata": 4097, "mdts_bytes": 3000,
             "so_priority": 16, "busy_poll_us": 1000001, "prefer_busy_poll": "yes", "socket_buffer_bytes": "65MiB"},
     "threading": {"mode": "warp", "threads": 2000, "cpumask": "1-0", "queue_cpu": "any",
-                  "first_core": -2, "idle_poll_us": 10000001, "idle_poll_period_us": 10000001, "priority": "rt", "inline_budget": 0,
+                  "first_core": -2, "idle_poll_us": 10000001, "idle_poll_period_us": 10000001, "idle_poll_adaptive": 1, "priority": "rt", "inline_budget": 0,
                   "io_mechanism": "aio", "strict": 1, "affinity_scope": "rack"},
     "budgets": {"recv_pdus": 0, "send_pdus": 1025, "ops_per_pass": 65537, "bytes_per_pass": "2GiB",
                 "deadline_us": 1000001, "reap_batch": 0}
@@ -293,6 +295,7 @@ TEST(Config, ReportsEveryMistakeInOnePassWithExactPaths) {
       {"$.threading.first_core", "out of range: -2 (expected -1.."},
       {"$.threading.idle_poll_us", "out of range: 10000001 (expected 0..10000000)"},
       {"$.threading.idle_poll_period_us", "out of range: 10000001 (expected 0..10000000)"},
+      {"$.threading.idle_poll_adaptive", "expected true or false"},
       {"$.threading.priority", "unknown priority \"rt\" (expected one of: \"normal\", \"nice\", \"fifo\")"},
       {"$.threading.inline_budget", "out of range: 0 (expected 1..1024)"},
       {"$.threading.io_mechanism", "unknown io_mechanism \"aio\" (expected one of: \"epoll\", \"io_uring\")"},
@@ -447,6 +450,7 @@ INSTANTIATE_TEST_SUITE_P(Rules, ConfigRule, testing::Values(
     Case{"/threading/idle_poll_us", 10000000, "", ""},
     Case{"/threading/idle_poll_period_us", 0, "", ""},
     Case{"/threading/idle_poll_period_us", 10000000, "", ""},
+    Case{"/threading/idle_poll_adaptive", false, "", ""},
     Case{"/threading/priority", "normal", "", ""},
     Case{"/threading/priority", "fifo", "", ""},
     Case{"/threading/inline_budget", 1, "", ""},
@@ -509,6 +513,7 @@ INSTANTIATE_TEST_SUITE_P(Rules, ConfigRule, testing::Values(
     Case{"/threading/idle_poll_us", 10000001, "$.threading.idle_poll_us", "expected 0..10000000"},
     Case{"/threading/idle_poll_period_us", 10000001, "$.threading.idle_poll_period_us", "expected 0..10000000"},
     Case{"/threading/idle_poll_period_us", -1, "$.threading.idle_poll_period_us", "-1 is negative"},
+    Case{"/threading/idle_poll_adaptive", "on", "$.threading.idle_poll_adaptive", "expected true or false"},
     Case{"/threading/inline_budget", 1025, "$.threading.inline_budget", "expected 1..1024"},
     Case{"/threading/io_mechanism", "iouring", "$.threading.io_mechanism", "unknown io_mechanism \"iouring\""},
     Case{"/threading/strict", "yes", "$.threading.strict", "expected true or false"},

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/exec/event/idle_poll_window.hpp"
 #include "support/peer_shutdown_check.hpp"
 
 namespace {
@@ -61,7 +62,9 @@ class TestTask : public exec::Task {
     record_thread();
     observed_kicks.store(kicks.load());
     if (hook) hook(*this);
+    const long before = bytes.load();
     bool close_now = drain_socket();
+    if (bytes_are_work) exec_did_work = bytes.load() != before;
     handle_watch();
     Progress p = Progress::idle;
     if (more_budget.load() > 0) {
@@ -100,6 +103,7 @@ class TestTask : public exec::Task {
   std::atomic<int>* retire_counter = nullptr;
   bool delete_on_retire = false;
   bool in_memory = false;  // polls_in_memory(): set before attach
+  bool bytes_are_work = false;  // a pass that read a byte did work (exec_did_work): set before attach
 
  private:
   void record_thread() {
@@ -157,11 +161,14 @@ TEST(EventExecutor, NameAndFactory) {
   EXPECT_GE(concrete.worker_count(), 1u);
 }
 
-// A queue's owned io_uring defers its completion work only for a worker that spins (poll); one
-// that sleeps in epoll_wait (bound) has the kernel run it on the way out (IoContext::set_owned).
+// A queue's owned io_uring defers its completion work only for a worker that spins (poll, a
+// fixed period); one that sleeps in epoll_wait (bound) has the kernel run it on the way out
+// (IoContext::set_owned).
 TEST(EventExecutor, BusyPollsOnlyWithABusyPollPeriod) {
   EXPECT_FALSE(EventExecutor({.threads = 1}).busy_polls());
   EXPECT_TRUE(EventExecutor({.threads = 1, .busy_poll_ns = 1000}).busy_polls());
+  // An adaptive window mostly sleeps (it polls only through short gaps): its rings are a sleeper's.
+  EXPECT_FALSE(EventExecutor({.threads = 1, .busy_poll_ns = 1000, .adaptive_poll = true}).busy_polls());
 }
 
 TEST(EventExecutor, RunsOnAttachAndWhenReadable) {
@@ -239,6 +246,65 @@ TEST(EventExecutor, BusyPollingRunsInMemoryPollersEveryPass) {
   EXPECT_LT(ex.epoll_waits()[0], passes / 8) << "epoll asked on most passes";
   task.send();
   ASSERT_TRUE(wait_for([&] { return task.bytes.load() == 1; }));
+}
+
+// The adaptive poll window (idle_poll_window.hpp), rule by rule.
+TEST(IdlePollWindow, OpensToCoverAMissedGapAndShutsAfterOneLongerThanTheCeiling) {
+  constexpr uint64_t us = 1000, ceiling = 50 * us;
+  exec::event::IdlePollWindow w;
+  EXPECT_EQ(w.window_ns(ceiling, true), 0u) << "polls before it has seen a gap";
+  EXPECT_EQ(w.window_ns(ceiling, false), ceiling) << "fixed: always the ceiling";
+  w.on_work(20 * us, ceiling);
+  EXPECT_EQ(w.window_ns(ceiling, true), 30 * us) << "a missed gap under the ceiling opens 1.5x of it";
+  w.on_work(25 * us, ceiling);
+  EXPECT_EQ(w.window_ns(ceiling, true), 30 * us) << "a gap the poll caught changes nothing";
+  w.on_work(40 * us, ceiling);
+  EXPECT_EQ(w.window_ns(ceiling, true), ceiling) << "never past the ceiling";
+  EXPECT_EQ(w.window_ns(10 * us, true), 10 * us) << "a lower ceiling applies at once";
+  w.on_work(ceiling + 1, ceiling);
+  EXPECT_EQ(w.window_ns(ceiling, true), 0u) << "a gap longer than any poll shuts it";
+  w.on_work(1 * us, ceiling);
+  EXPECT_EQ(w.window_ns(ceiling, true), exec::event::IdlePollWindow::kMinNs) << "a tiny gap opens the minimum";
+}
+
+// An adaptive worker polls after work only when the gaps between commands are shorter than its
+// ceiling; a lone command, or one after a long quiet spell, leaves it asleep. The spinning is
+// read from the idle passes, which only a polling worker makes.
+TEST(EventExecutor, AdaptivePollSpinsOnlyWhileGapsAreShorterThanTheCeiling) {
+  constexpr uint64_t ceiling_ns = 250'000'000;
+  auto spins_over = [](const EventExecutor& ex, std::chrono::milliseconds window) {
+    const uint64_t before = ex.stats()[0].idle_passes;
+    std::this_thread::sleep_for(window);
+    return ex.stats()[0].idle_passes - before;
+  };
+  TestTask task;
+  task.bytes_are_work = true;
+  EventExecutor ex({.threads = 1, .busy_poll_ns = ceiling_ns, .adaptive_poll = true});
+  ex.attach(task);
+  ASSERT_TRUE(wait_for([&] { return task.passes.load() >= 1; }));
+  task.send();
+  ASSERT_TRUE(wait_for([&] { return task.bytes.load() == 1; }));
+  EXPECT_EQ(spins_over(ex, 60ms), 0u) << "polled after a lone command";
+  std::this_thread::sleep_for(40ms);
+  task.send();  // ~100 ms after the first: the window opens to ~150 ms
+  ASSERT_TRUE(wait_for([&] { return task.bytes.load() == 2; }));
+  EXPECT_GT(spins_over(ex, 60ms), 10u) << "slept between commands that came closer than the ceiling";
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(spins_over(ex, 60ms), 0u) << "still polling past the window";
+  task.send();  // ~420 ms after the last: longer than the ceiling, the window shuts
+  ASSERT_TRUE(wait_for([&] { return task.bytes.load() == 3; }));
+  EXPECT_EQ(spins_over(ex, 60ms), 0u) << "polled after a gap longer than the ceiling";
+
+  // The same lone command with a fixed period spins (what the first check would see if the
+  // window did not adapt).
+  TestTask fixed_task;
+  fixed_task.bytes_are_work = true;
+  EventExecutor fixed({.threads = 1, .busy_poll_ns = ceiling_ns});
+  fixed.attach(fixed_task);
+  ASSERT_TRUE(wait_for([&] { return fixed_task.passes.load() >= 1; }));
+  fixed_task.send();
+  ASSERT_TRUE(wait_for([&] { return fixed_task.bytes.load() == 1; }));
+  EXPECT_GT(spins_over(fixed, 60ms), 10u);
 }
 
 TEST(EventExecutor, ScheduleFromManyThreadsNeverOverlaps) {

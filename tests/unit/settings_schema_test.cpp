@@ -49,7 +49,7 @@ std::string describe(const std::vector<ConfigError>& errors) {
 
 TEST(SettingsSchema, CoversEveryTuningKeyOnce) {
   const auto& all = control::settings_schema();
-  ASSERT_EQ(all.size(), 12u + 6u + 11u + 4u);  // threading, budgets, tcp, rdma keys of README's table
+  ASSERT_EQ(all.size(), 13u + 6u + 11u + 4u);  // threading, budgets, tcp, rdma keys of README's table
   for (const Setting& s : all) {
     EXPECT_EQ(std::count_if(all.begin(), all.end(), [&](const Setting& o) { return o.path() == s.path(); }), 1)
         << s.path();
@@ -160,6 +160,7 @@ TEST(SettingsSchema, ModesNameOnlyExecutionModes) {
       EXPECT_NE(std::find(mode->choices.begin(), mode->choices.end(), m), mode->choices.end()) << s.path();
   EXPECT_EQ(control::find_setting("threading.idle_poll_us")->modes, std::vector<std::string_view>{"poll"});
   EXPECT_EQ(control::find_setting("threading.idle_poll_period_us")->modes, std::vector<std::string_view>{"bound"});
+  EXPECT_EQ(control::find_setting("threading.idle_poll_adaptive")->modes, std::vector<std::string_view>{"bound"});
 }
 
 // settings.schema over the engine's method table serves the same description.

@@ -36,6 +36,7 @@
 #include <system_error>
 #include <thread>
 
+#include "engine/exec/event/idle_poll_window.hpp"
 #include "engine/exec/event/task_mpsc.hpp"
 #include "engine/exec/hangup.hpp"
 #include "engine/system/topology.hpp"
@@ -99,7 +100,10 @@ class Worker {
   // Control path, any thread: re-pin and re-prioritise the running thread in place.
   std::string set_cpus(std::vector<unsigned> cpus);
   std::string set_priority(Priority p);
-  void set_busy_poll_ns(uint64_t ns) { _busy_poll_ns.store(ns, std::memory_order_relaxed); }
+  void set_busy_poll(uint64_t ns, bool adaptive) {
+    _busy_poll_ns.store(ns, std::memory_order_relaxed);
+    _adaptive_poll.store(adaptive, std::memory_order_relaxed);
+  }
   Executor::ThreadInfo info() const;
   std::vector<Task*> tasks_snapshot() const;
   size_t task_count() const { return _task_count.load(std::memory_order_relaxed); }
@@ -160,8 +164,11 @@ class Worker {
   Priority _priority;            // guarded by _ctl_mu after start
   std::atomic<int> _tid{0};
   std::atomic<uint64_t> _busy_poll_ns{0};
+  std::atomic<bool> _adaptive_poll{false};
   std::atomic<size_t> _task_count{0};
   uint64_t _last_work_ns = 0;    // worker thread only
+  uint64_t _woke_ns = 0;         // worker thread only: when this iteration's wait returned
+  IdlePollWindow _poll_window;   // worker thread only
   bool _polling = false;         // worker thread only: this pass busy-polls
   unsigned _poll_passes = 0;     // worker thread only: polling passes since the last epoll_wait
 
@@ -188,6 +195,7 @@ bool Worker::on_this_thread() const { return tl_worker == this; }
 
 Worker::Worker(unsigned index, std::vector<unsigned> cpus, const EventExecutorConfig& cfg)
     : _cpus(std::move(cpus)), _priority(cfg.priority), _busy_poll_ns(cfg.busy_poll_ns),
+      _adaptive_poll(cfg.adaptive_poll),
       _stats(index, cfg.thread_prefix + "/" + std::to_string(index)), _registry(cfg.registry) {
   _name = _stats.name();
   _stats.set_cpus_allowed(_cpus);
@@ -322,7 +330,8 @@ int Worker::wait_events(epoll_event* events) {
   // wait in its backlog for this CPU. epoll's readiness check takes no socket lock.
   // Queues that poll in memory (io_uring) run on every polling pass instead (gather): a worker
   // with only those asks epoll once in kPollPassesPerEpoll passes.
-  _polling = poll_ns > 0 && monotonic_ns() - _last_work_ns < poll_ns;
+  const uint64_t window_ns = _poll_window.window_ns(poll_ns, _adaptive_poll.load(std::memory_order_relaxed));
+  _polling = window_ns > 0 && monotonic_ns() - _last_work_ns < window_ns;
   if (_polling && _in_memory.size() == _tasks.size() && ++_poll_passes < kPollPassesPerEpoll) return 0;
   _poll_passes = 0;
   if (!_polling && _ready.empty() && _kicked.empty()) {
@@ -350,6 +359,7 @@ void Worker::take_scheduled(Task* task) {
 // kicks in FIFO order, then tasks with epoll events, then (polling) tasks that poll in memory.
 void Worker::gather(const epoll_event* events, int n) {
   const uint64_t now = monotonic_ns();
+  _woke_ns = now;
   _batch.clear();
   for (Task* t : _ready) mark_ready(*t, now);
   _batch.insert(_batch.end(), _ready.begin(), _ready.end());
@@ -451,6 +461,10 @@ void Worker::run_task(Task& task) {
   if (p != Progress::closed) {
     if (task.exec_did_work) {
       _stats.busy_passes.add();
+      // The gap ends when the wait returned, not after this pass: a long pass (128 KiB reads)
+      // is work, not idleness. An earlier task of this iteration may have worked after _woke_ns.
+      if (_woke_ns > _last_work_ns)
+        _poll_window.on_work(_woke_ns - _last_work_ns, _busy_poll_ns.load(std::memory_order_relaxed));
       _last_work_ns = monotonic_ns();
     } else {
       _stats.idle_passes.add();
@@ -574,7 +588,7 @@ void Worker::watch(Task& task, int fd) {
 
 }  // namespace event
 
-EventExecutor::EventExecutor(const EventExecutorConfig& cfg) : _cfg(cfg), _busy_polls(cfg.busy_poll_ns > 0) {
+EventExecutor::EventExecutor(const EventExecutorConfig& cfg) : _cfg(cfg), _busy_polls(cfg.spins()) {
   unsigned n = cfg.threads != 0 ? cfg.threads : std::thread::hardware_concurrency();
   if (!cfg.worker_cpus.empty()) n = static_cast<unsigned>(cfg.worker_cpus.size());
   if (n == 0) n = 1;
@@ -686,11 +700,12 @@ std::string EventExecutor::reconfigure(const EventExecutorConfig& cfg) {
     auto cpus = cfg.worker_cpus.empty() ? std::vector<unsigned>{} : cfg.worker_cpus[i];
     if (auto e = _workers[i]->set_cpus(std::move(cpus)); !e.empty()) err = e;
     if (auto e = _workers[i]->set_priority(cfg.priority); !e.empty()) err = e;
-    _workers[i]->set_busy_poll_ns(cfg.busy_poll_ns);
+    _workers[i]->set_busy_poll(cfg.busy_poll_ns, cfg.adaptive_poll);
   }
   _cfg.worker_cpus = cfg.worker_cpus;
   _cfg.priority = cfg.priority;
   _cfg.busy_poll_ns = cfg.busy_poll_ns;
+  _cfg.adaptive_poll = cfg.adaptive_poll;
   return err;
 }
 
