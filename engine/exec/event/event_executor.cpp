@@ -168,6 +168,8 @@ class Worker {
   std::atomic<size_t> _task_count{0};
   uint64_t _last_work_ns = 0;    // worker thread only
   uint64_t _woke_ns = 0;         // worker thread only: when this iteration's wait returned
+  uint64_t _poll_ceiling_ns = 0;  // worker thread only: _busy_poll_ns as of this iteration
+  bool _poll_adapts = false;     // worker thread only: _adaptive_poll as of this iteration
   IdlePollWindow _poll_window;   // worker thread only
   bool _polling = false;         // worker thread only: this pass busy-polls
   unsigned _poll_passes = 0;     // worker thread only: polling passes since the last epoll_wait
@@ -322,7 +324,9 @@ void Worker::run() {
 
 int Worker::wait_events(epoll_event* events) {
   int timeout = 0;
-  const uint64_t poll_ns = _busy_poll_ns.load(std::memory_order_relaxed);
+  // The poll settings are read once per iteration; the busy passes that follow use these copies.
+  _poll_ceiling_ns = _busy_poll_ns.load(std::memory_order_relaxed);
+  _poll_adapts = _adaptive_poll.load(std::memory_order_relaxed);
   // Busy-polling asks epoll with a zero timeout on every pass and runs only the queues it
   // names (plus those with work left or kicked), as SPDK's posix sock does. Running every
   // queue's recv() instead costs a syscall per idle queue (4k randread qd32, one queue: 7 recv()s
@@ -330,7 +334,7 @@ int Worker::wait_events(epoll_event* events) {
   // wait in its backlog for this CPU. epoll's readiness check takes no socket lock.
   // Queues that poll in memory (io_uring) run on every polling pass instead (gather): a worker
   // with only those asks epoll once in kPollPassesPerEpoll passes.
-  const uint64_t window_ns = _poll_window.window_ns(poll_ns, _adaptive_poll.load(std::memory_order_relaxed));
+  const uint64_t window_ns = _poll_window.window_ns(_poll_ceiling_ns, _poll_adapts);
   _polling = window_ns > 0 && monotonic_ns() - _last_work_ns < window_ns;
   if (_polling && _in_memory.size() == _tasks.size() && ++_poll_passes < kPollPassesPerEpoll) return 0;
   _poll_passes = 0;
@@ -463,8 +467,7 @@ void Worker::run_task(Task& task) {
       _stats.busy_passes.add();
       // The gap ends when the wait returned, not after this pass: a long pass (128 KiB reads)
       // is work, not idleness. An earlier task of this iteration may have worked after _woke_ns.
-      if (_woke_ns > _last_work_ns)
-        _poll_window.on_work(_woke_ns - _last_work_ns, _busy_poll_ns.load(std::memory_order_relaxed));
+      if (_poll_adapts && _woke_ns > _last_work_ns) _poll_window.on_work(_woke_ns - _last_work_ns, _poll_ceiling_ns);
       _last_work_ns = monotonic_ns();
     } else {
       _stats.idle_passes.add();
