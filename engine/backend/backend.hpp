@@ -53,6 +53,14 @@ class Backend {
   // will be reaped); false when the completion will come out of ctx.reap().
   // Called only by the thread that currently runs the owning queue's io_work.
   virtual bool submit(IoContext& ctx, Io& io) = 0;
+  // Where a write of [offset, offset + length) may be received straight from the network: the
+  // backend's own memory (RAM), nullptr when it has none. A write whose Io.buf is this address
+  // then has nothing left to copy. The range is the caller's to check (core does, at prepare).
+  virtual uint8_t* write_target(uint64_t offset, uint32_t length) {
+    (void)offset;
+    (void)length;
+    return nullptr;
+  }
 };
 
 struct BackendSpec {

@@ -126,7 +126,12 @@ nvme::Status prepare_nvm(SubmissionQueue& sq, Request& req) {
   if (!req.ns) return st::invalid_namespace.at(nsid_loc);
   switch (static_cast<NvmOpcode>(req.sqe.opcode())) {
     case NvmOpcode::read: return prepare_rw(sq, req, DataDir::controller_to_host);
-    case NvmOpcode::write:
+    case NvmOpcode::write: {
+      const auto s = prepare_rw(sq, req, DataDir::host_to_controller);
+      if (s.ok() && sq.transport().receives_in_place())
+        req.write_dst = req.ns->backend().write_target(req.sqe.slba() << req.ns->lba_shift(), req.transfer_len);
+      return s;
+    }
     case NvmOpcode::compare: return prepare_rw(sq, req, DataDir::host_to_controller);
     case NvmOpcode::flush: return st::success;
     case NvmOpcode::write_zeroes: {
@@ -149,7 +154,7 @@ void execute_nvm(SubmissionQueue& sq, Request& req, uint64_t now_ns) {
     case NvmOpcode::read:
       req.response_len = req.transfer_len;
       return submit(sq, req, IoOp::read, off, req.transfer_len, req.buf, now_ns);
-    case NvmOpcode::write: return submit(sq, req, IoOp::write, off, req.transfer_len, req.buf, now_ns);
+    case NvmOpcode::write: return submit(sq, req, IoOp::write, off, req.transfer_len, req.data_in(), now_ns);
     case NvmOpcode::compare:
       // The medium's blocks go to the scratch half of the slot; the host's data stays put.
       return submit(sq, req, IoOp::read, off, req.transfer_len, req.buf + req.buf_cap, now_ns);

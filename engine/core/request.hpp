@@ -25,6 +25,10 @@ struct Request {
   uint32_t sgl_len = 0;
   uint8_t* buf = nullptr;  // capacity buf_cap, preallocated per slot
   uint32_t buf_cap = 0;
+  // Set by prepare() for a Write the transport may receive in place (receives_in_place()):
+  // where the backend keeps those blocks (RAM). The host's data goes there instead of buf, and
+  // the write has nothing left to copy. nullptr otherwise.
+  uint8_t* write_dst = nullptr;
 
   // Set by prepare(): the data direction and the length the command implies.
   DataDir dir = DataDir::none;
@@ -49,6 +53,8 @@ struct Request {
   // The response data (response_len bytes): buf, or the backend's memory when a read was
   // lent (backend::Io::lent; the transport must say sends_lent_data()).
   const uint8_t* data() const { return io.lent ? io.lent : buf; }
+  // Where the host's data for this command goes: write_dst, or buf.
+  uint8_t* data_in() const { return write_dst ? write_dst : buf; }
 };
 
 }  // namespace core

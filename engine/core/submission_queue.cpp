@@ -60,6 +60,7 @@ nvme::Status SubmissionQueue::prepare(Request& req) {
   req.step_offset = 0;
   release_data(req);  // none: complete() or the transport dropped it (a slot never leaks one)
   req.io.lent = nullptr;  // admin commands never start an Io: no stale lent data
+  req.write_dst = nullptr;
   req.ns = nullptr;
   req.cqe = nvme::Cqe{};
   if (req.sqe.fuse() != 0) return nvme::status::invalid_field.at(1);
@@ -76,11 +77,12 @@ nvme::Status SubmissionQueue::prepare(Request& req) {
   } else {
     st = prepare_nvm(*this, req);
   }
-  if (!st.ok()) return st;
-  if (req.transfer_len > req.buf_cap) return nvme::status::invalid_field.at(48);
+  if (st.ok() && req.transfer_len > req.buf_cap) st = nvme::status::invalid_field.at(48);
   // The SGL must describe exactly the data the command implies.
-  if (req.sgl_len != req.transfer_len) return nvme::status::sgl_length_invalid.at(24);
-  return nvme::status::success;
+  if (st.ok() && req.sgl_len != req.transfer_len) st = nvme::status::sgl_length_invalid.at(24);
+  // A refused command's data is received only to be dropped: never into the namespace.
+  if (!st.ok()) req.write_dst = nullptr;
+  return st;
 }
 
 void SubmissionQueue::execute(Request& req, uint64_t now_ns) {

@@ -44,6 +44,10 @@ class TransportQueue {
   // The queue sends a read's data from Request::data() and calls SubmissionQueue::
   // release_data() once it no longer reads it: the backend may then lend its memory.
   virtual bool sends_lent_data() const { return false; }
+  // The queue puts a Write's data where Request::data_in() says as it arrives, and the data
+  // cannot be spoiled after it landed (no data digest to fail): the backend's memory may then
+  // receive it directly.
+  virtual bool receives_in_place() const { return false; }
 };
 
 }  // namespace core

@@ -102,6 +102,9 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   // Reads go out of Request::data() by sendmsg, which copies: lent memory is released in
   // free_command(), once the response (after the data) is in the socket.
   bool sends_lent_data() const override { return true; }
+  // In-capsule and H2CData data land where data_in() says; with a data digest they wait in the
+  // slot's buffer until the digest is checked, so a corrupted transfer never reaches the medium.
+  bool receives_in_place() const override { return !_neg.ddgst; }
   bool size_for(uint32_t entries) override;
   bool defer(core::Request& req) override;
   const char* peer() const override { return _peer.c_str(); }

@@ -250,7 +250,7 @@ void TcpQueue::on_capsule_cmd() {
   if (_fr.data_len) {
     set_state(*c, CmdState::recv_icd);
     _rx_cmd = c;
-    _rx_dst = c->req.buf;
+    _rx_dst = c->early.ok() ? c->req.data_in() : c->req.buf;
     _rx_left = _fr.data_len;
     _rx_pad = _fr.data_off - _fr.header_len;
     _rx = RxState::data;
@@ -286,7 +286,7 @@ void TcpQueue::on_h2c_data() {
   if (uint64_t{h.datao} + h.datal > c.req.transfer_len) return fatal(Fes::data_out_of_range, field::datal);
   if (h.datal > _limits.maxh2cdata) return fatal(Fes::data_transfer_limit_exceeded, field::datal);
   _rx_cmd = &c;
-  _rx_dst = c.req.buf + h.datao;
+  _rx_dst = c.req.data_in() + h.datao;
   _rx_left = h.datal;
   _rx_pad = _fr.data_off - _fr.header_len;
   _rx = RxState::data;

@@ -345,6 +345,147 @@ TEST_F(LoopbackTest, SixteenQueuesAtFullDepth) {
     EXPECT_EQ(qs[i]->counters().completions - completions_before[i], uint64_t(rounds) * depth * 2);
 }
 
+// ---- 2b. writes received in place ----------------------------------------------------------
+// A RAM namespace receives a write's data straight into its memory as the data arrives (no
+// copy through the command's buffer): a read from another queue sees the part that came. With
+// a data digest the data waits in the command's buffer until the digest is checked, so a
+// corrupted transfer never reaches the namespace.
+
+class InPlaceWriteTest : public LoopbackTest {
+ protected:
+  static constexpr uint32_t len = 16 * 1024;  // > the 8 KiB in-capsule size: R2T and H2CData
+  static constexpr uint64_t lba = 256;
+  static constexpr uint16_t cid = 7;
+
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(serve());
+    auto c = Controller::connect(target());
+    ASSERT_RESULT(c);
+    _ctrl = std::move(c.value());
+    auto good = _ctrl->create_io_queue(8);
+    ASSERT_RESULT(good);
+    _good = std::move(good.value());
+    _old.resize(len);
+    _new.resize(len);
+    fill(_old, 31);
+    fill(_new, 32);
+    ASSERT_RESULT(sync_io(*_good, Io{Op::write, 1, lba, nlb0_of(len), _old}, io_timeout_ms));
+  }
+
+  // A raw queue (digests as asked) with a write of _new at lba started: the R2T it got.
+  void start_raw_write(bool ddgst) {
+    auto c = Controller::connect(target(false, ddgst));
+    ASSERT_RESULT(c);
+    _raw_ctrl = std::move(c.value());
+    auto q = _raw_ctrl->create_io_queue(8);
+    ASSERT_RESULT(q);
+    _raw = std::move(q.value());
+    ASSERT_EQ(_raw->ddgst(), ddgst);
+    ASSERT_GE(_raw->maxh2cdata(), len);
+    nvme::Sqe sqe = cmd::write(1, lba, nlb0_of(len));
+    sqe.set_cid(cid);
+    sqe.set_sgl(0, len, nvme::sgl_transport_data_block);
+    std::vector<uint8_t> hdr(tcp::max_hlen + tcp::digest_len);
+    hdr.resize(tcp::write_capsule_cmd(hdr, sqe, 0, {false, ddgst}, _raw->cpda()));
+    ASSERT_RESULT(_raw->send_raw(hdr));
+    auto pdu = _raw->recv_raw_pdu(5000);
+    ASSERT_RESULT(pdu);
+    ASSERT_EQ(pdu->ch.type, tcp::PduType::r2t);
+    _r2t = tcp::parse_r2t(pdu->bytes);
+    ASSERT_EQ(_r2t.r2tl, len);
+  }
+
+  // The H2CData header for all of _new, then its first `part` bytes.
+  void send_first(uint32_t part, bool ddgst) {
+    std::vector<uint8_t> pdu(tcp::max_hlen + tcp::digest_len);
+    pdu.resize(tcp::write_h2c_data(pdu, {cid, _r2t.ttag, 0, len}, true, {false, ddgst}, _raw->cpda()));
+    pdu.insert(pdu.end(), _new.begin(), _new.begin() + part);
+    ASSERT_RESULT(_raw->send_raw(pdu));
+  }
+
+  // The rest of _new (and its digest, right or spoiled); returns the response's status field.
+  uint16_t send_rest(uint32_t part, bool ddgst, bool spoil_digest) {
+    std::vector<uint8_t> rest(_new.begin() + part, _new.end());
+    if (ddgst) {
+      uint32_t crc = tcp::crc32c(_new.data(), len);
+      if (spoil_digest) crc ^= 1;
+      const size_t at = rest.size();
+      rest.resize(at + tcp::digest_len);
+      nvme::put_le(rest.data(), at, crc);
+    }
+    EXPECT_RESULT(_raw->send_raw(rest));
+    auto pdu = _raw->recv_raw_pdu(5000);
+    EXPECT_RESULT(pdu);
+    if (!pdu) return 0xffff;
+    EXPECT_EQ(pdu->ch.type, tcp::PduType::capsule_resp);
+    const nvme::Cqe cqe = tcp::parse_capsule_resp(pdu->bytes);
+    EXPECT_EQ(cqe.cid, cid);
+    return static_cast<uint16_t>(cqe.status >> 1);
+  }
+
+  std::vector<uint8_t> read_back() {
+    std::vector<uint8_t> r(len);
+    auto rd = sync_io(*_good, Io{Op::read, 1, lba, nlb0_of(len), r}, io_timeout_ms);
+    EXPECT_RESULT(rd);
+    return r;
+  }
+
+  // What the namespace should hold with the first `part` bytes of _new written over _old.
+  std::vector<uint8_t> mixed(uint32_t part) const {
+    std::vector<uint8_t> m = _old;
+    std::copy(_new.begin(), _new.begin() + part, m.begin());
+    return m;
+  }
+
+  std::unique_ptr<Controller> _ctrl, _raw_ctrl;
+  std::unique_ptr<IoQueue> _good, _raw;
+  std::vector<uint8_t> _old, _new;
+  tcp::R2t _r2t{};
+};
+
+TEST_F(InPlaceWriteTest, DataReachesTheNamespaceAsItArrives) {
+  constexpr uint32_t part = 8 * 1024;
+  ASSERT_NO_FATAL_FAILURE(start_raw_write(false));
+  ASSERT_NO_FATAL_FAILURE(send_first(part, false));
+  // The command still waits for half its data, and its first half is in the namespace.
+  const auto want = mixed(part);
+  EXPECT_TRUE(eventually([&] { return read_back() == want; }, 2s)) << "the data that came is not in the namespace";
+  EXPECT_EQ(send_rest(part, false, false), 0) << "the write failed";
+  EXPECT_TRUE(read_back() == _new);
+}
+
+TEST_F(InPlaceWriteTest, WithADataDigestNothingLandsBeforeTheDigestIsChecked) {
+  constexpr uint32_t part = 8 * 1024;
+  ASSERT_NO_FATAL_FAILURE(start_raw_write(true));
+  ASSERT_NO_FATAL_FAILURE(send_first(part, true));
+  // Another queue's round trips give the target time to take the part in: it must stay out.
+  for (int i = 0; i < 20; ++i) ASSERT_TRUE(read_back() == _old) << "data reached the namespace before its digest";
+  // A spoiled digest fails the command (Transient Transport Error) and leaves the blocks alone.
+  EXPECT_EQ(send_rest(part, true, true), 0x22);
+  EXPECT_TRUE(read_back() == _old) << "a write whose data digest failed changed the namespace";
+}
+
+// A write the target refuses (its SGL describes half the blocks) is answered with an error, and
+// its in-capsule data, already on the wire, is received only to be dropped.
+TEST_F(InPlaceWriteTest, ARefusedWritesDataNeverReachesTheNamespace) {
+  constexpr uint32_t icd = 4096;
+  ASSERT_NO_FATAL_FAILURE(start_raw_write(false));  // a queue; the R2T's write stays open
+  nvme::Sqe sqe = cmd::write(1, lba, nlb0_of(2 * icd));
+  sqe.set_cid(cid + 1);
+  sqe.set_sgl(0, icd, nvme::sgl_data_block_offset);
+  std::vector<uint8_t> pdu(tcp::max_hlen + tcp::digest_len);
+  pdu.resize(tcp::write_capsule_cmd(pdu, sqe, icd, {false, false}, _raw->cpda()));
+  pdu.insert(pdu.end(), _new.begin(), _new.begin() + icd);
+  ASSERT_RESULT(_raw->send_raw(pdu));
+  auto resp = _raw->recv_raw_pdu(5000);
+  ASSERT_RESULT(resp);
+  ASSERT_EQ(resp->ch.type, tcp::PduType::capsule_resp);
+  const nvme::Cqe cqe = tcp::parse_capsule_resp(resp->bytes);
+  EXPECT_EQ(cqe.cid, cid + 1);
+  EXPECT_EQ(cqe.status >> 1, nvme::status::sgl_length_invalid.field()) << "status field " << (cqe.status >> 1);
+  EXPECT_TRUE(read_back() == _old) << "a refused write changed the namespace";
+}
+
 // ---- 3. a host vanishing in the middle of transfers ---------------------------------------
 
 TEST_F(LoopbackTest, AbruptDisconnectMidTransfer) {

@@ -283,6 +283,33 @@ TEST_F(RamBackendTest, ReadsAreLentWhenTheCallerMaySendFromBackendMemory) {
   EXPECT_EQ(std::memcmp(in.get(), out.get(), 2 * block), 0);
 }
 
+// A write may be received straight into the blocks (write_target): the RAM backend names its own
+// memory for an in-range write, nothing outside it, and a write from there keeps the data.
+TEST_F(RamBackendTest, WritesMayBeReceivedInPlace) {
+  uint8_t* at = ram->write_target(32 * block, 4 * block);
+  ASSERT_EQ(at, backend::ram_backend_memory(*ram).data() + 32 * block);
+  fill(at, 4 * block, 9);  // the transport receiving the host's data
+  auto expect = make_buffer(4 * block), in = make_buffer(4 * block);
+  fill(expect.get(), 4 * block, 9);
+  Io w = make_io(IoOp::write, 32 * block, 4 * block, at);
+  ASSERT_EQ(run(*ram, ctx, w), 0);
+  Io r = make_io(IoOp::read, 32 * block, 4 * block, in.get());
+  ASSERT_EQ(run(*ram, ctx, r), 0);
+  EXPECT_EQ(std::memcmp(in.get(), expect.get(), 4 * block), 0);
+
+  EXPECT_EQ(ram->write_target(size - block, 2 * block), nullptr) << "past the end";
+  EXPECT_EQ(ram->write_target(UINT64_MAX - 10, block), nullptr) << "offset + length wraps";
+  EXPECT_NE(ram->write_target(size - block, block), nullptr) << "the last block";
+
+  BackendSpec spec;
+  spec.kind = "null";
+  spec.size_bytes = 1 << 20;
+  std::string error;
+  auto null = backend::open_backend(spec, error);
+  ASSERT_NE(null, nullptr) << error;
+  EXPECT_EQ(null->write_target(0, block), nullptr) << "no memory to receive into";
+}
+
 // Unaligned head and tail, whole pages in between: both the memset and madvise paths.
 TEST_F(RamBackendTest, WriteZeroesAndDiscardReadBackZeroes) {
   for (IoOp op : {IoOp::write_zeroes, IoOp::discard}) {

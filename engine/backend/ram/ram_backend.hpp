@@ -25,6 +25,7 @@ class RamBackend final : public Backend {
   std::string_view kind() const override { return "ram"; }
   uint64_t size_bytes() const override { return _size_bytes; }
   bool submit(IoContext& ctx, Io& io) override;
+  uint8_t* write_target(uint64_t offset, uint32_t length) override;
   std::span<uint8_t> memory() { return {_memory, _size_bytes}; }
 
  private:
