@@ -63,6 +63,10 @@ void HistogramData::merge(const HistogramData& other) {
 HistogramData HistogramData::since(const HistogramData& earlier) const {
   if (empty(*this)) return {};
   if (empty(earlier)) return *this;
+  // Nothing recorded since: one recorder's buckets only grow, so equal totals are equal
+  // buckets. The sampler diffs every queue's histograms each tick; an idle queue then costs
+  // no walk over its buckets (5,000 idle connections took a third of the sampler's time here).
+  if (count == earlier.count) return {};
   HistogramData d;
   d.counts.resize(hl::buckets);
   size_t first = hl::buckets, last = 0;

@@ -188,6 +188,7 @@ Sampler::Baseline Sampler::take_baseline() const {
   Baseline b;
   b.steady_ns = steady_ns();
   b.collection = _registry.collect();
+  b.total = b.collection.total();
   for (const WorkerSample& w : b.collection.workers) {
     if (w.row.tid > 0) b.cpu_ns[{w.source, w.row.tid}] = thread_cpu_ns(w.row.tid);
   }
@@ -207,7 +208,7 @@ Snapshot Sampler::close_interval(const Baseline& before, const Baseline& now) {
     auto it = prev_queues.find(q.source);
     s.queues.push_back(difference(q.row, it == prev_queues.end() ? zero : *it->second));
   }
-  s.total = difference(now.collection.total(), before.collection.total());
+  s.total = difference(now.total, before.total);
 
   std::unordered_map<uint64_t, const WorkerRow*> prev_workers;
   for (const WorkerSample& w : before.collection.workers) prev_workers[w.source] = &w.row;

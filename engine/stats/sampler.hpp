@@ -88,6 +88,7 @@ class Sampler {
   using Callbacks = std::vector<std::shared_ptr<Callback<Fn>>>;
   struct Baseline {
     Collection collection;
+    QueueRow total;  // collection.total(), summed once: a baseline closes one interval and opens the next
     uint64_t steady_ns = 0;
     std::map<std::pair<uint64_t, int>, uint64_t> cpu_ns;  // (source, tid) -> CPU time
   };
