@@ -237,6 +237,9 @@ void TcpQueue::on_capsule_cmd() {
   Command* c = alloc_command();
   if (!c) return fatal(Fes::pdu_sequence_error, field::type);  // host exceeded SQ size
   c->req.start_ns = 0;
+  // Only prepare() may point this command's data at the namespace; an SGL refused before it
+  // must not inherit where the slot's previous write went.
+  c->req.write_dst = nullptr;
   c->req.sqe = parse_capsule_cmd(_hdr);
   if (_fr.data_len > in_capsule_size() || _fr.data_len > c->req.buf_cap) {
     free_command(*c);
@@ -250,7 +253,7 @@ void TcpQueue::on_capsule_cmd() {
   if (_fr.data_len) {
     set_state(*c, CmdState::recv_icd);
     _rx_cmd = c;
-    _rx_dst = c->early.ok() ? c->req.data_in() : c->req.buf;
+    _rx_dst = c->req.data_in();
     _rx_left = _fr.data_len;
     _rx_pad = _fr.data_off - _fr.header_len;
     _rx = RxState::data;

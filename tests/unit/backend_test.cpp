@@ -106,6 +106,17 @@ int run(Backend& b, IoContext& ctx, Io& io) {
   return io.result;
 }
 
+// A null backend of size bytes; nullptr (the test failed) when it cannot be opened.
+std::unique_ptr<Backend> open_null(uint64_t size) {
+  BackendSpec spec;
+  spec.kind = "null";
+  spec.size_bytes = size;
+  std::string error;
+  auto b = backend::open_backend(spec, error);
+  EXPECT_NE(b, nullptr) << error;
+  return b;
+}
+
 class TempDir {
  public:
   explicit TempDir(const std::string& base) {
@@ -210,12 +221,8 @@ TEST(BackendFactory, FileSizeRules) {
 // --- null --------------------------------------------------------------------------------------
 
 TEST(NullBackend, CompletesSynchronouslyWithoutTouchingData) {
-  BackendSpec spec;
-  spec.kind = "null";
-  spec.size_bytes = 1 << 30;
-  std::string error;
-  auto b = backend::open_backend(spec, error);
-  ASSERT_NE(b, nullptr) << error;
+  auto b = open_null(1 << 30);
+  ASSERT_NE(b, nullptr);
   EXPECT_FALSE(b->volatile_cache());
   IoContext ctx(ring_entries);
   auto buf = make_buffer(block);
@@ -301,12 +308,8 @@ TEST_F(RamBackendTest, WritesMayBeReceivedInPlace) {
   EXPECT_EQ(ram->write_target(UINT64_MAX - 10, block), nullptr) << "offset + length wraps";
   EXPECT_NE(ram->write_target(size - block, block), nullptr) << "the last block";
 
-  BackendSpec spec;
-  spec.kind = "null";
-  spec.size_bytes = 1 << 20;
-  std::string error;
-  auto null = backend::open_backend(spec, error);
-  ASSERT_NE(null, nullptr) << error;
+  auto null = open_null(1 << 20);
+  ASSERT_NE(null, nullptr);
   EXPECT_EQ(null->write_target(0, block), nullptr) << "no memory to receive into";
 }
 
@@ -384,11 +387,8 @@ TEST_F(RamBackendTest, MemoryHookSeesAndCorruptsBlocks) {
   EXPECT_NE(std::memcmp(in.get(), out.get(), block), 0);
   EXPECT_EQ(in[100], static_cast<uint8_t>(out[100] ^ 0xff));
 
-  BackendSpec spec;
-  spec.kind = "null";
-  spec.size_bytes = block;
-  std::string error;
-  auto null = backend::open_backend(spec, error);
+  auto null = open_null(block);
+  ASSERT_NE(null, nullptr);
   EXPECT_TRUE(backend::ram_backend_memory(*null).empty());
 }
 
