@@ -9,7 +9,15 @@
 #include "probes/loaders.hpp"
 #include "probes/skeleton.hpp"
 #include "probes/usdtlat.h"
+// bpftool writes the __kconfig extern of libbpf's usdt.bpf.h (LINUX_HAS_BPF_COOKIE) with C's
+// _Bool, which g++ takes as an extension and clang++ does not know.
+#if defined(__clang__) && !defined(_Bool)
+#define _Bool bool
 #include "usdtlat.skel.h"
+#undef _Bool
+#else
+#include "usdtlat.skel.h"
+#endif
 
 namespace probes {
 

@@ -137,7 +137,8 @@ void mark_best(std::vector<Cell>& cells) {
   std::map<std::pair<size_t, size_t>, std::vector<Cell*>> groups;
   for (auto& c : cells)
     if (c.summary.ok && c.summary.iops > 0) groups[{c.workload, c.contention}].push_back(&c);
-  for (auto& [key, g] : groups) {
+  for (auto& group : groups) {
+    auto& g = group.second;  // not a structured binding: clang 14 cannot capture those
     auto best = [&](const char* name, auto better) {
       Cell* b = g.front();
       for (Cell* c : g)

@@ -18,7 +18,6 @@ using import::json;
 using import::index_path;
 
 constexpr std::string_view port_keys[] = {"addr", "portid", "referrals", "subsystems", "param", "ana_groups"};
-constexpr std::string_view addr_keys[] = {"adrfam", "traddr", "trsvcid", "trtype", "treq"};
 constexpr std::string_view port_param_keys[] = {nvmetcli::inline_data_size_key, "pi_enable"};
 constexpr std::string_view subsystem_keys[] = {"nqn", "allowed_hosts", "attr", "namespaces"};
 constexpr std::string_view attr_keys[] = {"allow_any_host", "serial", "model", "version", "cntlid_min", "cntlid_max",

@@ -31,12 +31,6 @@ constexpr std::string_view add_ns_keys[] = {"nqn", "namespace"};
 constexpr std::string_view ns_keys[] = {"nsid", "bdev_name", "uuid"};
 constexpr std::string_view add_host_keys[] = {"nqn", "host"};
 constexpr std::string_view allow_any_keys[] = {"nqn", "allow_any_host"};
-// SPDK library settings (memory pools, sockets, CPU schedulers) that a save always carries and
-// that no nvmetune setting corresponds to: one line for all of them.
-constexpr std::string_view library_subsystems[] = {"accel", "vmd", "sock", "iobuf", "keyring", "scheduler",
-                                                   "vhost_blk", "vhost_scsi", "ublk", "nbd", "iscsi", "scsi",
-                                                   "vfio_user_target", "fsdev"};
-
 struct Bdev {
   control::NamespaceConfig ns;  // backend and block size; nsid and uuid come from add_ns
 };
