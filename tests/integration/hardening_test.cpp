@@ -30,6 +30,7 @@
 #include "engine/nvme/le.hpp"
 #include "support/engine_config.hpp"
 #include "support/eventually.hpp"
+#include "support/sanitized.hpp"
 
 namespace {
 
@@ -447,7 +448,7 @@ TEST_F(HardeningTest, IdleConnectionStorm) {
   const long per_conn = (rss1 - rss0) * 1024 / idle;
   std::printf("idle connections: %d, RSS %ld -> %ld KiB (%ld bytes each), CPU %.1f %% of a core while idle\n",
               idle, rss0, rss1, per_conn, 100 * cpu);
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)  // their allocators add redzones
+#if !NVMT_SANITIZED_ALLOCATOR  // redzones
   EXPECT_LT(per_conn, 96 * 1024) << "memory per idle connection (178 KiB before slots were sized at Connect)";
 #endif
   EXPECT_LT(cpu, 0.5) << "the engine is not idle";
@@ -822,7 +823,7 @@ TEST_F(HardeningTest, NamespaceAddRemoveLoopKeepsRssFlat) {
   // 10,000 x 64 KiB kept would be 640,000 KiB; generous slack for the allocator, first use of
   // the queues' buffers and the event log filling up to its capacity (about 2 MiB). Under the
   // sanitizers the check is the racing reads: their allocators quarantine what is freed.
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#if !NVMT_SANITIZED_ALLOCATOR
   EXPECT_LT(after - before, 16 * 1024) << "removed namespaces are not freed";
 #endif
 }
