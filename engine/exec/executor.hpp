@@ -88,6 +88,7 @@ struct ExecStats {
   uint64_t wakeups = 0;
   uint64_t busy_passes = 0;
   uint64_t idle_passes = 0;
+  uint64_t idle_poll_ns = 0;  // time spinning without work (executors that busy-poll)
 };
 
 class Executor {

@@ -78,6 +78,7 @@ WorkerRow WorkerStats::read() const {
   r.io_work_passes = io_work_passes.get();
   r.busy_passes = busy_passes.get();
   r.idle_passes = idle_passes.get();
+  r.idle_poll_ns = idle_poll_ns.get();
   r.wakeups = wakeups.get();
   r.queues = queues.load(std::memory_order_relaxed);
   return r;

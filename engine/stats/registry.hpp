@@ -59,6 +59,7 @@ struct alignas(64) WorkerStats {
   Counter io_work_passes;  // io_work calls
   Counter busy_passes;     // loop passes that found work
   Counter idle_passes;     // loop passes that found none (pollers)
+  Counter idle_poll_ns;    // time spent in those passes while spinning, measured (pollers)
   Counter wakeups;         // returns from a blocking wait
   // gettid() of the thread, set by the thread when it starts (0 = not running). The sampler
   // reads its CPU time from /proc/self/task/TID/schedstat.

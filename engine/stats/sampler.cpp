@@ -50,6 +50,7 @@ WorkerRow worker_delta(const WorkerRow& now, const WorkerRow* before) {
   d.io_work_passes = minus(now.io_work_passes, before->io_work_passes);
   d.busy_passes = minus(now.busy_passes, before->busy_passes);
   d.idle_passes = minus(now.idle_passes, before->idle_passes);
+  d.idle_poll_ns = minus(now.idle_poll_ns, before->idle_poll_ns);
   d.wakeups = minus(now.wakeups, before->wakeups);
   return d;
 }

@@ -33,6 +33,7 @@ struct WorkerRow {
   std::string name;
   std::vector<unsigned> cpus_allowed;
   uint64_t io_work_passes = 0, busy_passes = 0, idle_passes = 0, wakeups = 0;
+  uint64_t idle_poll_ns = 0;  // time spinning through passes that found nothing (pollers)
   uint64_t cpu_ns = 0;       // CPU time used in the interval (kernel's per-thread clock)
   uint32_t queues = 0;       // queues placed on this worker now
 };

@@ -233,6 +233,51 @@ TEST(EventExecutor, BusyPollingRunsOnlyQueuesWithWork) {
   EXPECT_LE(idle.passes.load(), 2 + 3 * 2);  // a pass per byte (and one for a late edge)
 }
 
+// The spin is timed, not inferred from pass counts (stats::cpu_split): a worker polling with
+// nothing to do accounts nearly all the wall time it spun, and one that sleeps none of it.
+TEST(EventExecutor, IdlePollTimeIsMeasuredWhileSpinningOnly) {
+  auto spin_over = [](EventExecutor& ex, std::chrono::milliseconds window) {
+    const uint64_t before = ex.stats()[0].idle_poll_ns;
+    std::this_thread::sleep_for(window);
+    return ex.stats()[0].idle_poll_ns - before;
+  };
+  {
+    TestTask task;
+    task.hook = [](TestTask& t) { t.exec_did_work = t.passes.load() == 0; };  // then polls 60 s
+    EventExecutor ex({.threads = 1, .busy_poll_ns = 60'000'000'000});
+    ex.attach(task);
+    ASSERT_TRUE(wait_for([&] { return ex.stats()[0].idle_passes >= 1'000; })) << "the worker does not spin";
+    const uint64_t spun = spin_over(ex, 300ms);
+    // Wall time, so preemption on a loaded machine does not shrink it; a pass's own edges
+    // (the first and last iteration of the window) are all it may miss.
+    EXPECT_GE(spun, 250'000'000u) << "a spinning worker accounted " << spun << " ns of 300 ms";
+    EXPECT_LE(spun, 400'000'000u);
+  }
+  {
+    // Polling and never idle: every wait is non-blocking, yet none of it is spin.
+    TestTask task;
+    task.more_budget = 1'000'000'000;
+    task.hook = [](TestTask& t) { t.exec_did_work = true; };
+    EventExecutor ex({.threads = 1, .busy_poll_ns = 60'000'000'000});
+    ex.attach(task);
+    ASSERT_TRUE(wait_for([&] { return task.passes.load() >= 1'000; }));
+    EXPECT_LT(spin_over(ex, 200ms), 1'000'000u) << "passes that worked were accounted as spin";
+    task.more_budget = 0;
+  }
+  {
+    TestTask task;
+    EventExecutor ex({.threads = 1});  // bound with no idle poll: sleeps between events
+    ex.attach(task);
+    ASSERT_TRUE(wait_for([&] { return task.passes.load() >= 1; }));
+    EXPECT_EQ(spin_over(ex, 200ms), 0u) << "a sleeping worker accounted spin";
+    for (int i = 1; i <= 3; ++i) {
+      task.send();
+      ASSERT_TRUE(wait_for([&] { return task.bytes.load() == i; }));
+    }
+    EXPECT_EQ(ex.stats()[0].idle_poll_ns, 0u) << "passes woken by events are not spin";
+  }
+}
+
 // A queue that polls in memory (io_uring) runs on every polling pass, events or not, and a
 // worker with only such queues asks epoll rarely: that syscall would cost more than the poll.
 TEST(EventExecutor, BusyPollingRunsInMemoryPollersEveryPass) {

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/stats/cpu_split.hpp"
 #include "engine/stats/event_log.hpp"
 #include "engine/stats/registry.hpp"
 #include "engine/stats/sampler.hpp"
@@ -456,6 +457,28 @@ TEST(Sampler, ThreadCpuTimeFromTheKernel) {
 }
 
 // ---- Event log
+
+// The split of a worker's interval: the measured spin (capped by the CPU time), the rest of the
+// CPU busy, the rest of the interval asleep; pass counts no longer decide it.
+TEST(CpuSplit, MeasuredSpinCappedByCpuTimeRestBusyAndAsleep) {
+  stats::WorkerRow w;
+  w.cpu_ns = 800;
+  w.idle_poll_ns = 300;
+  w.busy_passes = 1;
+  w.idle_passes = 1'000;  // many cheap empty passes: they do not make the CPU idle
+  auto s = stats::cpu_split(w, 1'000);
+  EXPECT_EQ(s.idle_poll_ns, 300u);
+  EXPECT_EQ(s.busy_ns, 500u);
+  EXPECT_EQ(s.sleep_ns, 200u);
+  w.idle_poll_ns = 5'000;  // wall time spun while preempted: never more than the CPU time
+  s = stats::cpu_split(w, 1'000);
+  EXPECT_EQ(s.idle_poll_ns, 800u);
+  EXPECT_EQ(s.busy_ns, 0u);
+  w.idle_poll_ns = 0;  // a worker that never polls (unbound, inline)
+  s = stats::cpu_split(w, 1'000);
+  EXPECT_EQ(s.busy_ns, 800u);
+  EXPECT_EQ(s.idle_poll_ns, 0u);
+}
 
 TEST(EventLog, NumbersTimesAndReturnsInOrder) {
   stats::EventLog log;
