@@ -174,9 +174,9 @@ class Worker {
   IdlePollWindow _poll_window;   // worker thread only
   bool _polling = false;         // worker thread only: this pass busy-polls
   // Worker thread only, for the measured idle-poll time (stats::cpu_split): this iteration's
-  // wait could not block, some pass of it worked, and the last iteration spun (polled, no work).
+  // wait could not block, and the last iteration spun (polled, and no pass of it worked: its
+  // _last_work_ns is older than its _woke_ns).
   bool _wait_spins = false;
-  bool _iteration_worked = false;
   bool _spun = false;
   unsigned _poll_passes = 0;     // worker thread only: polling passes since the last epoll_wait
 
@@ -322,7 +322,7 @@ void Worker::run() {
     run_batch();
     // A polling pass that found no queue to run is the poller spinning (stats::cpu_split).
     if (_polling && _batch.empty()) _stats.idle_passes.add();
-    _spun = _polling && !_iteration_worked;
+    _spun = _polling && _last_work_ns < _woke_ns;
   }
   shutdown();
   if (_registry) _registry->remove_worker(&_stats);
@@ -376,7 +376,6 @@ void Worker::gather(const epoll_event* events, int n) {
   // the spin of a pass that found nothing, measured rather than inferred from pass counts (an
   // empty pass costs a fraction of a busy one). No clock read of its own.
   if (_spun && _wait_spins) _stats.idle_poll_ns.add(now - _woke_ns);
-  _iteration_worked = false;
   _woke_ns = now;
   _batch.clear();
   for (Task* t : _ready) mark_ready(*t, now);
@@ -478,7 +477,6 @@ void Worker::run_task(Task& task) {
   const Progress p = task.io_work();
   if (p != Progress::closed) {
     if (task.exec_did_work) {
-      _iteration_worked = true;
       _stats.busy_passes.add();
       // The gap ends when the wait returned, not after this pass: a long pass (128 KiB reads)
       // is work, not idleness. An earlier task of this iteration may have worked after _woke_ns.
