@@ -170,6 +170,37 @@ TEST_F(StoreTest, SeriesDownsamplingMinMaxAvg) {
   EXPECT_NE(std::find(names.begin(), names.end(), data::SeriesKey{"iops", ""}), names.end());
 }
 
+// A worker's CPU time and the part of it spent spinning idle are both recorded, so a recorded
+// poll-mode run does not read as a saturated worker. The spin is capped by the CPU time, as in
+// the live split (stats::cpu_split).
+TEST_F(StoreTest, WorkerSpinRecordedBesideItsCpuTime) {
+  auto s = open();
+  const int64_t run = new_run(*s);
+  stats::Snapshot snap = counter_snapshot(1, 1001 * sec, 0);  // interval: 1 s
+  stats::WorkerRow poller;
+  poller.index = 0;
+  poller.cpu_ns = 900'000'000;
+  poller.idle_poll_ns = 600'000'000;
+  stats::WorkerRow overcounted;  // spin measured past the CPU the kernel charged
+  overcounted.index = 1;
+  overcounted.cpu_ns = 200'000'000;
+  overcounted.idle_poll_ns = 300'000'000;
+  snap.workers = {poller, overcounted};
+  std::string error;
+  ASSERT_TRUE(s->write_batch(run, {snap}, {}, {}, error)) << error;
+
+  const auto value = [&](const char* name, const char* labels) {
+    const auto pts = s->series(run, {name, labels}, {}, 0);
+    EXPECT_EQ(pts.size(), 1u) << name << "{" << labels << "}";
+    return pts.empty() ? -1.0 : pts[0].avg;
+  };
+  EXPECT_DOUBLE_EQ(value("busy_pct", "worker=0"), 90.0);
+  EXPECT_DOUBLE_EQ(value("idle_poll_pct", "worker=0"), 60.0);
+  EXPECT_DOUBLE_EQ(value("idle_poll_ns", "worker=0"), 600'000'000.0);
+  EXPECT_DOUBLE_EQ(value("busy_pct", "worker=1"), 20.0);
+  EXPECT_DOUBLE_EQ(value("idle_poll_pct", "worker=1"), 20.0);
+}
+
 TEST_F(StoreTest, HistogramMergeGivesPercentilesOfAllIntervals) {
   namespace hl = stats::histogram_layout;
   auto s = open();
