@@ -455,7 +455,8 @@ void InlineExecutor::attach(Task& task) {
   // The first pass runs in the notification context, like every batch that starts on an event.
   // It matters for the io_uring mechanism: a shared ring completes a multishot receive by task
   // work on the thread that armed it, so arming it here lets the notification thread be woken
-  // once per arrival, as epoll would, instead of a worker first and then the notifier.
+  // once per arrival, as epoll would, instead of a worker first and then the notifier. Arming
+  // it from the worker measured 0.80-0.94x the IOPS (README, io_mechanism).
   _notifier->push(s);
 }
 
