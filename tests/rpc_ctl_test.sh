@@ -59,6 +59,23 @@ expect_exit 0 "stats --watch, 2 lines" -- "${ctl[@]}" stats --watch --interval 2
 expect_grep "$work/out" '^TIME +MODE +IOPS' "a header line"
 expect_exit 0 "stats --watch --hist" -- "${ctl[@]}" stats --watch --interval 200 --count 1 --hist queue_wait
 expect_grep "$work/out" 'queue_wait, all queues' "a histogram title"
+# An idle bound worker sleeps: no spin shown. A poll worker at qd1 polls through every gap
+# between commands (idle_poll_us, 1 ms): part of its CPU is spin (about 40 % of 96 here), the rest
+# the commands.
+grep -qE ' w[0-9]+:[0-9]+\(' "$work/out" && { fail "a sleeping bound worker shows a spin"; show; } ||
+  pass "no spin shown for a sleeping worker"
+expect_exit 0 "switch to poll" -- "${ctl[@]}" threading.set '{"mode":"poll","threads":1}'
+"$bin" perf -r "trtype:tcp traddr:127.0.0.1 trsvcid:$port subnqn:nqn.2026-12.io.nvmetune:default" --qd 1 --time 4 \
+  >"$work/perf.out" 2>&1 &
+perf_pid=$!
+expect_exit 0 "stats --watch in poll mode under qd1" -- "${ctl[@]}" stats --watch --interval 200 --count 3
+wait "$perf_pid" || fail "perf against serve: exit $?"
+cell=$(grep -oE 'w[0-9]+:[0-9]+\([0-9]+\)' "$work/out" | tail -1)
+cpu=$(sed -n 's/w[0-9]*:\([0-9]*\)(.*/\1/p' <<<"$cell")
+spin=$(sed -n 's/.*(\([0-9]*\))/\1/p' <<<"$cell")
+[ -n "$cell" ] && [ "$spin" -gt 0 ] && [ "$spin" -lt "$cpu" ] &&
+  pass "a poll worker at qd1 shows its spin ($cell: CPU %, of it spinning)" ||
+  { fail "no spin, or no busy part, for a poll worker at qd1: '$cell'"; show; }
 
 # --- stop: the socket goes away -----------------------------------------------------------------------
 kill -TERM "$pid"
