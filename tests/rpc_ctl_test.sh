@@ -60,8 +60,9 @@ expect_grep "$work/out" '^TIME +MODE +IOPS' "a header line"
 expect_exit 0 "stats --watch --hist" -- "${ctl[@]}" stats --watch --interval 200 --count 1 --hist queue_wait
 expect_grep "$work/out" 'queue_wait, all queues' "a histogram title"
 # An idle bound worker sleeps: no spin shown. A poll worker at qd1 polls through every gap
-# between commands (idle_poll_us, 1 ms): part of its CPU is spin (about 40 % of 96 here), the rest
-# the commands.
+# between commands (idle_poll_us, 1 ms), so it shows a spin, part of its CPU: about 40 % of 96
+# on an idle machine, nearly all of it when the initiator is starved of CPU (a loaded CI run saw
+# 34 of 34 at 1,200 IOPS), so the test asks for a spin within the CPU, not for a busy part.
 grep -qE ' w[0-9]+:[0-9]+\(' "$work/out" && { fail "a sleeping bound worker shows a spin"; show; } ||
   pass "no spin shown for a sleeping worker"
 expect_exit 0 "switch to poll" -- "${ctl[@]}" threading.set '{"mode":"poll","threads":1}'
@@ -73,9 +74,9 @@ wait "$perf_pid" || fail "perf against serve: exit $?"
 cell=$(grep -oE 'w[0-9]+:[0-9]+\([0-9]+\)' "$work/out" | tail -1)
 cpu=$(sed -n 's/w[0-9]*:\([0-9]*\)(.*/\1/p' <<<"$cell")
 spin=$(sed -n 's/.*(\([0-9]*\))/\1/p' <<<"$cell")
-[ -n "$cell" ] && [ "$spin" -gt 0 ] && [ "$spin" -lt "$cpu" ] &&
+[ -n "$cell" ] && [ "$spin" -gt 0 ] && [ "$spin" -le "$cpu" ] &&
   pass "a poll worker at qd1 shows its spin ($cell: CPU %, of it spinning)" ||
-  { fail "no spin, or no busy part, for a poll worker at qd1: '$cell'"; show; }
+  { fail "no spin, or one above the CPU, for a poll worker at qd1: '$cell'"; show; }
 
 # --- stop: the socket goes away -----------------------------------------------------------------------
 kill -TERM "$pid"
