@@ -4,7 +4,6 @@
 
 
 #include <CLI/CLI.hpp>
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -114,19 +113,15 @@ void print_watch_header() {
 
 void print_watch_line(const json& snap) {
   const json& total = snap["total"];
-  const auto interval_ns = static_cast<double>(snap.value("interval_ns", uint64_t{0}));
   std::string busy;
   for (const auto& w : snap["workers"]) {
     char cell[48];
-    const double cpu_pct = w.value("busy_pct", 0.0);
-    int n = std::snprintf(cell, sizeof cell, "%sw%u:%.0f", busy.empty() ? "" : " ", w.value("index", 0u), cpu_pct);
+    int n = std::snprintf(cell, sizeof cell, "%sw%u:%.0f", busy.empty() ? "" : " ", w.value("index", 0u),
+                          w.value("busy_pct", 0.0));
     // A polling worker's CPU is mostly its spin when the load is light: without the split, poll
-    // mode reads as a saturated worker. The spin is part of the CPU (stats::cpu_split); busy_pct
-    // comes rounded, so the spin is capped by it, never shown above it.
-    const auto spin_ns = static_cast<double>(w.value("idle_poll_ns", uint64_t{0}));
-    if (spin_ns > 0 && interval_ns > 0 && n > 0)
-      std::snprintf(cell + n, sizeof cell - static_cast<size_t>(n), "(%.0f)",
-                    std::min(cpu_pct, 100.0 * spin_ns / interval_ns));
+    // mode reads as a saturated worker.
+    if (w.value("idle_poll_ns", uint64_t{0}) > 0 && n > 0)
+      std::snprintf(cell + n, sizeof cell - static_cast<size_t>(n), "(%.0f)", w.value("idle_poll_pct", 0.0));
     busy += cell;
   }
   std::printf("%-8s %-8s %9llu %9.2f %9.2f %9s %9s %9s  %s\n", clock_time(snap.value("time_ns", int64_t{0})).c_str(),

@@ -96,13 +96,10 @@ struct RowWriter {
     // busy_pct stays the CPU time over the interval, as stats.get's; idle_poll_pct is the part
     // of it a poller spent spinning with nothing to do (stats::cpu_split, the dashboard's split),
     // so a recorded poll-mode run does not read as a saturated worker.
-    const auto pct = [interval_ns](uint64_t ns) {
-      return interval_ns ? 100.0 * static_cast<double>(ns) / static_cast<double>(interval_ns) : 0.0;
-    };
-    sample("busy_pct", labels, pct(w.cpu_ns));
+    sample("busy_pct", labels, stats::percent_of(w.cpu_ns, interval_ns));
     const stats::CpuSplit split = stats::cpu_split(w, interval_ns);
     sample("idle_poll_ns", labels, static_cast<double>(split.idle_poll_ns));
-    sample("idle_poll_pct", labels, pct(split.idle_poll_ns));
+    sample("idle_poll_pct", labels, stats::percent_of(split.idle_poll_ns, interval_ns));
     sample("queues", labels, static_cast<double>(w.queues));
   }
 };

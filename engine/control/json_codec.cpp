@@ -51,7 +51,6 @@ json queue_json(const stats::QueueRow& q, bool buckets) {
 }
 
 json worker_json(const stats::WorkerRow& w, uint64_t interval_ns) {
-  const double busy = interval_ns ? 100.0 * static_cast<double>(w.cpu_ns) / static_cast<double>(interval_ns) : 0.0;
   json j = {{"index", w.index},
           {"tid", w.tid},
           {"name", w.name},
@@ -61,10 +60,14 @@ json worker_json(const stats::WorkerRow& w, uint64_t interval_ns) {
           {"idle_passes", w.idle_passes},
           {"wakeups", w.wakeups},
           {"cpu_ns", w.cpu_ns},
-          {"busy_pct", round_to(busy, 0.1)},
+          {"busy_pct", round_to(stats::percent_of(w.cpu_ns, interval_ns), 0.1)},
           {"queues", w.queues}};
   const auto split = stats::cpu_split(w, interval_ns);
-  j.update({{"busy_ns", split.busy_ns}, {"idle_poll_ns", split.idle_poll_ns}, {"sleep_ns", split.sleep_ns}});
+  // Rounded as busy_pct, which holds the spin: the spin never shows above it.
+  j.update({{"busy_ns", split.busy_ns},
+            {"idle_poll_ns", split.idle_poll_ns},
+            {"idle_poll_pct", round_to(stats::percent_of(split.idle_poll_ns, interval_ns), 0.1)},
+            {"sleep_ns", split.sleep_ns}});
   return j;
 }
 

@@ -21,6 +21,12 @@ struct CpuSplit {
 // the CPU time is busy, the rest of the interval sleep. Dividing the CPU by pass counts, as
 // before, called a worker 93 % idle-polling at 4k randread qd32 (294,000 empty passes a second
 // against 22,000 busy ones) where an empty pass costs a fraction of a busy one.
+// part_ns as a percentage of the interval (0 for an empty interval): how the control socket,
+// the store and the GUI all show a worker's CPU and its split.
+inline double percent_of(uint64_t part_ns, uint64_t interval_ns) {
+  return interval_ns ? 100.0 * static_cast<double>(part_ns) / static_cast<double>(interval_ns) : 0.0;
+}
+
 inline CpuSplit cpu_split(const WorkerRow& w, uint64_t interval_ns) {
   CpuSplit s;
   const uint64_t cpu = std::min(w.cpu_ns, interval_ns ? interval_ns : w.cpu_ns);

@@ -19,8 +19,6 @@ constexpr double ns_per_s = 1e9;
 constexpr double ns_per_us = 1e3;
 constexpr double bytes_per_mib = 1024.0 * 1024.0;
 
-double pct(uint64_t part, uint64_t whole) { return whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0; }
-
 }  // namespace
 
 IntervalHistory::IntervalHistory(QObject* parent) : QAbstractTableModel(parent) {}
@@ -92,8 +90,8 @@ BuiltRow build_row(const stats::Snapshot& s) {
   r.queues = static_cast<int>(std::count_if(s.queues.begin(), s.queues.end(), [](const stats::QueueRow& q) { return q.qid != 0; }));
   for (const auto& w : s.workers) {
     const auto split = stats::cpu_split(w, s.interval_ns);
-    r.workers.push_back({w.name, pct(split.busy_ns, s.interval_ns), pct(split.idle_poll_ns, s.interval_ns),
-                         pct(split.sleep_ns, s.interval_ns)});
+    r.workers.push_back({w.name, stats::percent_of(split.busy_ns, s.interval_ns), stats::percent_of(split.idle_poll_ns, s.interval_ns),
+                         stats::percent_of(split.sleep_ns, s.interval_ns)});
   }
   for (const auto& p : s.probes)
     if (p.labels.empty()) r.probe_rates.emplace_back(p.source, static_cast<double>(p.hist.count) / secs);
