@@ -98,6 +98,8 @@ class Executor {
   // Starts serving task; it runs once immediately.
   virtual void attach(Task& task) = 0;
   // Thread-safe: make task's io_work run soon (a kick from another queue or the control plane).
+  // A schedule() may race with the pass that returns closed; from then on it is dropped. The
+  // caller keeps the task alive for the duration of the call (retire() may free it).
   virtual void schedule(Task& task) = 0;
   // Called from the task's own io_work when an fd appeared after attach (the backend ring).
   virtual void watch_fd(Task& task, int fd) = 0;

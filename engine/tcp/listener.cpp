@@ -133,7 +133,7 @@ void TcpTransport::accept_loop() {
 // Sleep until the next handshake deadline or the end of a pause (-1: nothing to wait for).
 int TcpTransport::next_timeout_ms() {
   auto until = clock::time_point::max();
-  if (!_handshakes.empty()) until = _handshakes.front().first;
+  if (!_handshakes.empty()) until = _handshakes.front().deadline;
   if (_paused_until != clock::time_point{}) until = std::min(until, _paused_until);
   if (until == clock::time_point::max()) return -1;
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(until - clock::now()).count();
@@ -217,22 +217,25 @@ void TcpTransport::serve_fd(int fd, const sockaddr_in& peer) {
     _target.log(core::EventLevel::warning, "connection from " + name + " closed: " + e.what());
     return;
   }
-  q->stats().set_identity({_next_queue_id++, 0, 0, {}, q->peer(),
+  const uint64_t queue_id = _next_queue_id++;
+  q->stats().set_identity({queue_id, 0, 0, {}, q->peer(),
                            q->mechanism() == IoMechanism::io_uring ? "io_uring" : "epoll"});
   _registry.add_queue(&q->stats());
-  _handshakes.emplace_back(clock::now() + std::chrono::milliseconds(_limits.connect_timeout_ms), q);
+  _handshakes.push_back({clock::now() + std::chrono::milliseconds(_limits.connect_timeout_ms), q, queue_id});
   _executor->attach(*q);
 }
 
 // Queues past their deadline that have not completed Connect are told to close. A queue that
-// is gone (closed, retired) is no longer in _queues: its pointer is never touched.
+// is gone (closed, retired) is no longer in _queues: its pointer is never touched, and a new
+// queue at its address has another queue_id.
 void TcpTransport::expire_handshakes() {
   const auto now = clock::now();
   std::lock_guard<std::recursive_mutex> lk(_mutex);
-  while (!_handshakes.empty() && _handshakes.front().first <= now) {
-    TcpQueue* q = _handshakes.front().second;
+  while (!_handshakes.empty() && _handshakes.front().deadline <= now) {
+    const Handshake h = _handshakes.front();
     _handshakes.pop_front();
-    if (_queues.count(q) && !q->connected()) {
+    TcpQueue* q = h.queue;
+    if (_queues.count(q) && q->stats().identity().queue_id == h.queue_id && !q->connected()) {
       ++_connect_timeouts;
       q->expire_handshake();
     }

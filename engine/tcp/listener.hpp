@@ -105,7 +105,14 @@ class TcpTransport {
   std::unordered_set<TcpQueue*> _queues;
   // Accept thread only: queues that must complete Connect by a deadline, oldest first (one
   // timeout for all, so accept order is deadline order).
-  std::deque<std::pair<std::chrono::steady_clock::time_point, TcpQueue*>> _handshakes;
+  // A queue is named by its address and its queue_id: under connection churn a new queue is often
+  // allocated where a closed one was, and would be expired at the dead one's deadline.
+  struct Handshake {
+    std::chrono::steady_clock::time_point deadline;
+    TcpQueue* queue;
+    uint64_t queue_id;
+  };
+  std::deque<Handshake> _handshakes;
   // Accept thread only: out of fds or memory, accepting pauses until then, backing off.
   std::chrono::steady_clock::time_point _paused_until{};
   unsigned _backoff_ms = 0;

@@ -1,4 +1,4 @@
-# fuzz_tcp_receive_smoke: copies the seed corpus to WORK/corpus (libFuzzer adds new inputs to
+# fuzz_tcp_receive_smoke, fuzz_churn_smoke: copies the seed corpus to WORK/corpus (libFuzzer adds new inputs to
 # its first corpus directory; the repository's seeds stay untouched) and fuzzes for SECONDS.
 # A crash, leak, sanitizer report or timeout makes the fuzzer exit non-zero and fails the test;
 # the reproducer is then in WORK/artifacts/.
@@ -19,5 +19,5 @@ execute_process(
   WORKING_DIRECTORY ${WORK}
   RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "fuzz_tcp_receive exited with ${rc}; reproducer(s) in ${WORK}/artifacts/")
+  message(FATAL_ERROR "${FUZZER} exited with ${rc}; reproducer(s) in ${WORK}/artifacts/")
 endif()

@@ -475,6 +475,40 @@ TEST(EventExecutor, CloseWithPendingRemoteKick) {
   EXPECT_EQ(other.retired.load(), 1);
 }
 
+// Issue 33: a kick that races with the closing pass (the accept thread's handshake timer firing as
+// the queue closes on its own) landed on the remote list after detach had emptied it, and the
+// next iteration ran io_work on the retired, freed task: SIGSEGV in run_task, "double free".
+// Here the kick is made from another thread inside retire(), after the lists were emptied and
+// before the owner lets the task go: it must be dropped, never run. Deterministic: the push is
+// complete when retire() returns, so the worker's next iteration would take it.
+TEST(EventExecutor, KickRacingWithTheCloseNeverRunsTheRetiredTask) {
+  EventExecutor ex({.threads = 1});
+  TestTask probe;
+  std::atomic<int> passes_at_retire{-1};
+  struct Kicker : TestTask {
+    EventExecutor* ex = nullptr;
+    std::atomic<int>* passes_at_retire = nullptr;
+    void retire() override {
+      passes_at_retire->store(passes.load());
+      std::thread([this] { ex->schedule(*this); }).join();
+      TestTask::retire();
+    }
+  } dying;
+  dying.ex = &ex;
+  dying.passes_at_retire = &passes_at_retire;
+  ex.attach(dying);
+  ex.attach(probe);
+  ASSERT_TRUE(wait_for([&] { return dying.passes.load() >= 1 && probe.passes.load() >= 1; }));
+  dying.send('c');
+  ASSERT_TRUE(wait_for([&] { return dying.retired.load() == 1; }));
+  // The probe's byte is collected after the kick's push: once it ran, so would the kicked task.
+  probe.send();
+  ASSERT_TRUE(wait_for([&] { return probe.bytes.load() == 1; }));
+  EXPECT_EQ(dying.passes.load(), passes_at_retire.load()) << "io_work ran on a retired task";
+  ex.stop();
+  EXPECT_EQ(dying.retired.load(), 1);
+}
+
 // Three kicks gathered into one batch, the first task closes: the two behind it still run.
 // (Detaching once erased the closed task from the batch being iterated, which slid the next
 // task under the loop's iterator; its token was already spent, so its kick was lost: issue 15,

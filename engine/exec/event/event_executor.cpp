@@ -131,6 +131,7 @@ class Worker {
   void run_task(Task& task);
   void detach(Task& task);
   void release_now(Task& task, const std::function<void(Task&)>& handover);
+  void take_off_lists(Task& task);
   void drop_from_lists(Task& task);
   void take_pending_push(Task& task);
   void shutdown();
@@ -498,18 +499,32 @@ void Worker::run_task(Task& task) {
   }
 }
 
-// The task's io_work returned closed. The lead's protocol: no thread calls schedule(task) after
-// that io_work returned, but a schedule() that completed just before may have pushed the task
-// onto _remote (or _kicked). The task may be freed by retire(), so first empty _remote: drop the
-// dying task, move the others to _kicked (still holding their token; they run next iteration).
-// It stays in _batch, which run_batch() is iterating: erasing there would shift the next task
-// under the loop's iterator and skip it, and that task's token is already cleared, so its kick
+// The task's io_work returned closed, and retire() may free it. A schedule() may race with that
+// pass from another thread (a handshake timer, a controller failing): one that won the token just
+// before the pass returned pushes onto _remote a few instructions later, after the lists were
+// emptied, and the next iteration ran io_work on the freed task (issue 33: SIGSEGV in run_task and
+// "double free" under connect/close churn). take_off_lists() keeps the token, so every later
+// schedule() stops at the exchange, and waits for a push already under way. The owner still
+// guarantees that the task outlives a schedule() call that reads its token (TcpQueue: kicks stop
+// at close, under the queue's lock).
+// The task stays in _batch, which run_batch() is iterating: erasing there would shift the next
+// task under the loop's iterator and skip it, and that task's token is already cleared, so its kick
 // would be lost (issue 15: the middle of three expiring handshakes never closed). Its _ran slot
 // is marked, so the stale pointer is never dereferenced again.
 void Worker::detach(Task& task) {
-  drop_from_lists(task);
+  take_off_lists(task);
   publish_tasks();
   task.retire();  // may delete the task: never touch it again
+}
+
+// Between passes (io_work is not running): the task leaves every list of this worker holding the
+// exec_scheduled token, so kicks from now on are dropped rather than queued here. If a schedule()
+// already held the token, its push is on _kicked or _remote, or still between winning the token
+// and the push: wait for it, or it would land on a list after the task is gone (closed) or handed
+// over (issue 15, defect 4: the task ran here and on its new executor at once).
+void Worker::take_off_lists(Task& task) {
+  if (task.exec_scheduled.exchange(true, std::memory_order_acq_rel)) take_pending_push(task);
+  drop_from_lists(task);
 }
 
 // The task's token is held by a kick: find the task on _kicked or take it off _remote, waiting
@@ -540,14 +555,10 @@ void Worker::drop_from_lists(Task& task) {
   std::erase(_tasks, &task);
 }
 
-// Live switching: called between passes, so io_work is not running. The task takes the
-// exec_scheduled token so kicks during the move are dropped instead of queued here. If a
-// schedule() already held it, that kick is on _kicked or _remote, or still between winning the
-// token and its push: wait for the push, or it would land on this worker's list after the
-// handover and run the task here while its new executor runs it too (issue 15, defect 4).
+// Live switching: called between passes, so io_work is not running. The next executor's attach()
+// drops the token take_off_lists() kept (see Executor::release).
 void Worker::release_now(Task& task, const std::function<void(Task&)>& handover) {
-  if (task.exec_scheduled.exchange(true, std::memory_order_acq_rel)) take_pending_push(task);
-  drop_from_lists(task);
+  take_off_lists(task);
   std::erase(_batch, &task);  // take_control() runs before run_batch(): the list is not in use
   task.exec_worker = -1;
   handover(task);

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# `nvmetune serve` with its defaults against hostile hosts (issue 33): the malformed-PDU battery
+# with a health check after each case, mid-command disconnects and a connect/close storm
+# (tests/tools/hostile_host.cpp), then the engine must still be running and exit cleanly on
+# SIGTERM. Usage: hostile_serve_test.sh PATH/TO/nvmetune PATH/TO/hostile_host
+set -uo pipefail
+
+bin=${1:?usage: hostile_serve_test.sh PATH/TO/nvmetune PATH/TO/hostile_host}
+hostile=${2:?usage: hostile_serve_test.sh PATH/TO/nvmetune PATH/TO/hostile_host}
+# shellcheck source=cli_lib.sh source-path=SCRIPTDIR
+. "$(dirname "$0")/cli_lib.sh"
+
+ulimit -c 0
+if start_serve serve --listen 127.0.0.1:0; then
+  expect_timeout=120 expect_exit 0 "battery, disconnects and churn against serve" -- \
+    "$hostile" --port "$port" --rounds "${NVMETUNE_HOSTILE_ROUNDS:-2}" --churn-seconds "${NVMETUNE_HOSTILE_SECONDS:-3}"
+  cat "$work/out"
+  if kill -0 "$pid" 2>/dev/null; then pass "serve still running"; else fail "serve died"; cat "$work/serve.err"; fi
+  kill -TERM "$pid"
+  reap "$pid"
+  rc=$?
+  [ "$rc" -eq 0 ] && pass "serve exits 0 on SIGTERM" || { fail "serve exit $rc"; tail -20 "$work/serve.err"; }
+fi
+finish
