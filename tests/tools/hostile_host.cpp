@@ -1,6 +1,6 @@
 // hostile_host: the churn soak's battery (tests/support/hostile_host.hpp) against a running
 // target, for repeated runs against `nvmetune serve` (issue 33's 20-of-20):
-//   hostile_host [--addr 127.0.0.1] [--port 4420] [--nqn NQN] [--rounds 3] [--churn-seconds 5]
+//   hostile_host [--port 4420] [--nqn NQN] [--rounds 3] [--churn-seconds 12]
 // Each malformed case runs on its own connection and is followed by a health check (ICReq and an
 // admin Connect on a fresh connection); then connect/ICReq/close cycles for the churn seconds
 // with a health check beside them. Exit 0 when every case and check passed, 1 otherwise.
@@ -15,12 +15,14 @@ int main(int argc, char** argv) {
   uint16_t port = 4420;
   std::string nqn = "nqn.2026-12.io.nvmetune:default";
   const std::string host = "nqn.2014-08.org.nvmexpress:uuid:aaaaaaaa-0000-4000-8000-000000000033";
-  unsigned rounds = 3, churn_seconds = 5;
+  // 12 s of churn: the default connect timeout (10 s) expires the battery's half-open connections
+  // while the storm closes queues by the thousand, the race of issue 33.
+  unsigned rounds = 3, churn_seconds = 12;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
     if (a == "--help" || a == "-h") {
-      std::puts("usage: hostile_host [--port 4420] [--nqn NQN] [--rounds 3] [--churn-seconds 5]\n"
+      std::puts("usage: hostile_host [--port 4420] [--nqn NQN] [--rounds 3] [--churn-seconds 12]\n"
                 "Runs the malformed-PDU battery, mid-command disconnects and a connect/close storm against\n"
                 "an NVMe/TCP target on 127.0.0.1, with a health check after each case. Exit 1 on any failure.");
       return 0;
