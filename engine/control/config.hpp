@@ -53,6 +53,8 @@ struct TcpConfig {
   uint64_t socket_buffer_bytes = 2ull << 20;
   uint32_t max_connections = 4096;        // TCP connections served at once; more are closed at accept
   uint32_t connect_timeout_ms = 10000;    // accept to Connect: a connection silent this long is closed
+  // KATO of a discovery controller whose host sent 0 (core::default_discovery_kato_ms says why).
+  uint32_t discovery_kato_ms = 120000;
 };
 
 // The NVMe/RDMA transport's own settings (queue depth, in-capsule size and MDTS come from "tcp",

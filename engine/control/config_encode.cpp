@@ -48,7 +48,8 @@ json to_json(const TcpConfig& t) {
   return {{"in_capsule_data_size", t.in_capsule_data_size}, {"maxh2cdata", t.maxh2cdata},
           {"queue_depth", t.queue_depth}, {"max_io_queues", t.max_io_queues}, {"mdts_bytes", t.mdts_bytes},
           {"so_priority", t.so_priority}, {"busy_poll_us", t.busy_poll_us}, {"prefer_busy_poll", t.prefer_busy_poll},
-          {"socket_buffer_bytes", t.socket_buffer_bytes}, {"max_connections", t.max_connections}, {"connect_timeout_ms", t.connect_timeout_ms}};
+          {"socket_buffer_bytes", t.socket_buffer_bytes}, {"max_connections", t.max_connections}, {"connect_timeout_ms", t.connect_timeout_ms},
+          {"discovery_kato_ms", t.discovery_kato_ms}};
 }
 
 json to_json(const RdmaConfig& r) {

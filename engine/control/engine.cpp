@@ -55,6 +55,7 @@ core::Limits limits_of(const control::TcpConfig& t) {
   l.max_io_queues = t.max_io_queues;
   l.mdts_bytes = t.mdts_bytes;
   l.io_ccsz = t.in_capsule_data_size + nvme::sqe_size;
+  l.discovery_kato_ms = t.discovery_kato_ms;
   return l;
 }
 

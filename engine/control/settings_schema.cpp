@@ -153,6 +153,12 @@ std::vector<Setting> tcp_rows() {
        .min = 100, .max = 600000, .modes = all_modes, .live = false,
        .help = "Accept to NVMe Connect: a connection silent this long is closed (a connect_timeout event). Short "
                "frees idle sockets sooner; too short cuts off hosts on a slow or lossy path. Applies at start."},
+      {.section = "tcp", .key = "discovery_kato_ms", .type = T::integer, .label = "Discovery KATO", .unit = "ms",
+       .min = 100, .max = 3'600'000, .modes = all_modes, .live = false,
+       .help = "Keep-alive timeout of a discovery controller whose host asks for none (KATO 0, as a one-shot "
+               "nvme discover does): it is torn down after this long without a command, as the kernel target "
+               "does after 120 s. Short frees the connections of silent discovery hosts sooner; too short cuts "
+               "off a slow discovery. Applies at start."},
       {.section = "tcp", .key = "so_priority", .type = T::integer, .label = "Socket priority", .min = -1, .max = 15,
        .modes = all_modes, .live = false,
        .help = "SO_PRIORITY on the listening and every accepted socket (as nvmet-tcp's so_priority); -1 = not set. "

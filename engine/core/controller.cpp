@@ -34,7 +34,8 @@ int64_t now_ns() {
 Controller::Controller(Target& target, std::shared_ptr<Subsystem> subsys, std::string hostnqn,
                        std::array<uint8_t, 16> hostid, uint32_t kato_ms)
     : _target(target), _subsys(std::move(subsys)), _hostnqn(std::move(hostnqn)), _hostid(hostid),
-      _kato_ms(kato_ms), _io_queues(static_cast<uint16_t>(target.limits().max_io_queues)) {
+      _kato_ms(0), _io_queues(static_cast<uint16_t>(target.limits().max_io_queues)) {
+  _kato_ms.store(kato_for(kato_ms));
   _queues.resize(target.limits().max_io_queues + 1u, nullptr);
   keep_alive();
   _target.counters().controllers.fetch_add(1);
@@ -105,6 +106,12 @@ std::vector<SubmissionQueue*> Controller::queues_locked_snapshot() const {
   for (auto* q : _queues)
     if (q) out.push_back(q);
   return out;
+}
+
+// Connect and Set Features both pass through here, so a discovery host cannot turn the
+// timeout off after connecting either.
+uint32_t Controller::kato_for(uint32_t ms) const {
+  return ms == 0 && _subsys->is_discovery() ? _target.limits().discovery_kato_ms : ms;
 }
 
 void Controller::keep_alive() { _last_ka_ns.store(now_ns(), std::memory_order_relaxed); }

@@ -60,9 +60,9 @@ class Controller {
   void set_io_queues_allowed(uint16_t n) { _io_queues.store(n); }
   std::vector<SubmissionQueue*> queues_locked_snapshot() const;
 
-  // Keep alive: KATO in ms, 0 = disabled.
+  // Keep alive: KATO in ms, 0 = disabled (never for a discovery controller: kato_for()).
   uint32_t kato_ms() const { return _kato_ms.load(); }
-  void set_kato_ms(uint32_t v) { _kato_ms.store(v); keep_alive(); }
+  void set_kato_ms(uint32_t v) { _kato_ms.store(kato_for(v)); keep_alive(); }
   void keep_alive();
   bool keep_alive_expired(std::chrono::steady_clock::time_point now) const;
 
@@ -89,6 +89,7 @@ class Controller {
 
  private:
   bool reset_io_queues_locked();
+  uint32_t kato_for(uint32_t ms) const;
 
   Target& _target;
   std::shared_ptr<Subsystem> _subsys;

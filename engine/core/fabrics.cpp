@@ -50,7 +50,7 @@ void connect_admin(SubmissionQueue& sq, Request& req, std::shared_ptr<Subsystem>
   sq.bind(ctrl, 0, sqsize, no_sqflow);
   sq.target().counters().connects.fetch_add(1);
   sq.target().log(EventLevel::info, "connect: " + host_text(hostnqn) + " -> " + subsys->nqn() + " cntlid " +
-                                        std::to_string(cntlid) + " kato " + std::to_string(kato) +
+                                        std::to_string(cntlid) + " kato " + std::to_string(ctrl->kato_ms()) +
                                         " ms (" + sq.transport().peer() + ")");
   sq.target().event("connect", "{\"hostnqn\":" + json_string(hostnqn) + ",\"subnqn\":" +
                                     json_string(subsys->nqn()) + ",\"cntlid\":" + std::to_string(cntlid) +

@@ -128,8 +128,10 @@ nvme::Status prepare_nvm(SubmissionQueue& sq, Request& req) {
     case NvmOpcode::read: return prepare_rw(sq, req, DataDir::controller_to_host);
     case NvmOpcode::write: {
       const auto s = prepare_rw(sq, req, DataDir::host_to_controller);
-      if (s.ok() && sq.transport().receives_in_place())
+      if (s.ok() && sq.transport().receives_in_place()) {
         req.write_dst = req.ns->backend().write_target(req.sqe.slba() << req.ns->lba_shift(), req.transfer_len);
+        req.write_unit = req.ns->block_size();
+      }
       return s;
     }
     case NvmOpcode::compare: return prepare_rw(sq, req, DataDir::host_to_controller);

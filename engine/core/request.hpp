@@ -29,6 +29,9 @@ struct Request {
   // where the backend keeps those blocks (RAM). The host's data goes there instead of buf, and
   // the write has nothing left to copy. nullptr otherwise.
   uint8_t* write_dst = nullptr;
+  // With write_dst: the logical block size. Identify promises one block atomic (AWUPF 0), so the
+  // transport puts only whole blocks there; a block still arriving waits at its offset in buf.
+  uint32_t write_unit = 0;
 
   // Set by prepare(): the data direction and the length the command implies.
   DataDir dir = DataDir::none;

@@ -24,11 +24,18 @@ struct ListenerAddress {
   uint16_t portid = 0;
 };
 
+// A discovery controller whose host asked for no keep-alive (KATO 0, what nvme-cli's one-shot
+// discover sends) still expires after this long, as the kernel target's NVMET_DISC_KATO_MS:
+// otherwise a host that connects and goes silent holds a connection (of max_connections) for
+// as long as the TCP connection lives.
+inline constexpr uint32_t default_discovery_kato_ms = 120'000;
+
 struct Limits {
   uint32_t queue_depth = 128;   // MQES + 1
   uint32_t max_io_queues = 64;
   uint32_t mdts_bytes = 1 << 20;
   uint32_t io_ccsz = 8192 + 64;  // command capsule size of I/O queues
+  uint32_t discovery_kato_ms = default_discovery_kato_ms;
 };
 
 struct TargetCounters {

@@ -100,8 +100,11 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   void kick() override;
   uint32_t in_capsule_size() const override;
   // Reads go out of Request::data() by sendmsg, which copies: lent memory is released in
-  // free_command(), once the response (after the data) is in the socket.
-  bool sends_lent_data() const override { return true; }
+  // free_command(), once the response (after the data) is in the socket. Not with a data
+  // digest: it is computed at complete() and sendmsg() copies later, so a write landing in
+  // between would make the host see a digest error for bytes nobody spoiled. The copy into the
+  // command's buffer is what the digest then covers.
+  bool sends_lent_data() const override { return !_neg.ddgst; }
   // In-capsule and H2CData data land where data_in() says; with a data digest they wait in the
   // slot's buffer until the digest is checked, so a corrupted transfer never reaches the medium.
   bool receives_in_place() const override { return !_neg.ddgst; }
@@ -147,6 +150,8 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   void rx_commit(size_t n);
   unsigned rx_process(unsigned budget);
   unsigned rx_in_place(unsigned budget);
+  void rx_start_data(Command& c, uint8_t* dst, uint32_t offset);
+  void rx_land(const uint8_t* src, size_t n);
   bool rx_header();
   void rx_data_done();
   void on_pdu_header();
@@ -248,6 +253,10 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   Framing _fr;
   Command* _rx_cmd = nullptr;   // command receiving data, or nullptr (TermReq payload)
   uint8_t* _rx_dst = nullptr;
+  // A write received in place: the same offset in the command's buffer, where a logical block
+  // waits until it is whole (rx_land), and the block size - 1. nullptr / 0 otherwise.
+  uint8_t* _rx_stage = nullptr;
+  uint32_t _rx_unit_mask = 0;
   uint32_t _rx_left = 0;        // data bytes still to come in this PDU
   uint32_t _rx_pad = 0;         // padding bytes between header and data still to skip
   uint32_t _rx_crc = crc32c_seed;

@@ -75,8 +75,10 @@ unsigned TcpQueue::rx_in_place(unsigned budget) {
 }
 
 std::span<uint8_t> TcpQueue::rx_window() {
+  // A write received in place takes the recv() in the command's buffer: a short recv() would
+  // leave a torn block in the namespace (rx_land publishes whole blocks from there).
   if (_rx == RxState::data && _rx_pad == 0 && _rx_head == _rx_tail && _rx_left >= direct_recv_min)
-    return {_rx_dst, _rx_left};
+    return {_rx_stage ? _rx_stage : _rx_dst, _rx_left};
   if (_rx_head == _rx_tail) _rx_head = _rx_tail = 0;
   if (_rx_tail == rx_buffer_size || (_rx_head > rx_buffer_size / 2)) {
     std::memmove(_rxbuf.get(), _rxbuf.get() + _rx_head, _rx_tail - _rx_head);
@@ -91,8 +93,7 @@ void TcpQueue::rx_commit(size_t n) {
       n <= _rx_left) {
     // Landed directly in the command buffer (see rx_window).
     if (_fr.has_ddgst) _rx_crc = crc32c_update(_rx_crc, _rx_dst, n);
-    _rx_dst += n;
-    _rx_left -= static_cast<uint32_t>(n);
+    rx_land(_rx_stage ? _rx_stage : _rx_dst, n);
     if (_rx_left == 0) {
       if (_fr.has_ddgst) _rx = RxState::ddgst;
       else rx_data_done();
@@ -100,6 +101,43 @@ void TcpQueue::rx_commit(size_t n) {
     return;
   }
   _rx_tail += n;
+}
+
+// The next n data bytes, at src (received elsewhere, or at _rx_stage by a direct recv()).
+// In place, the namespace gets whole logical blocks only: a block split between two receives
+// waits in the command's buffer until its last byte came, then goes in one copy. A connection
+// lost mid-block so leaves that block all old, as AWUPF 0 (one block) promises; whole blocks
+// still go straight to the namespace, the copy this path exists to save.
+void TcpQueue::rx_land(const uint8_t* src, size_t n) {
+  if (!_rx_stage) {
+    if (src != _rx_dst) std::memcpy(_rx_dst, src, n);
+  } else {
+    const size_t unit = _rx_unit_mask + 1u;
+    const size_t head = static_cast<size_t>(_rx_stage - _rx_cmd->req.buf) & _rx_unit_mask;
+    size_t done = 0;
+    if (head != 0) {  // the rest of a block begun by an earlier receive
+      done = std::min(n, unit - head);
+      if (src != _rx_stage) std::memcpy(_rx_stage, src, done);
+      if (head + done == unit) std::memcpy(_rx_dst - head, _rx_stage - head, unit);
+    }
+    const size_t whole = (n - done) & ~size_t{_rx_unit_mask};
+    std::memcpy(_rx_dst + done, src + done, whole);
+    done += whole;
+    if (done < n && src != _rx_stage) std::memcpy(_rx_stage + done, src + done, n - done);
+    _rx_stage += n;
+  }
+  _rx_dst += n;
+  _rx_left -= static_cast<uint32_t>(n);
+}
+
+// The data of c from offset on goes to dst + offset (the command's buffer, or where data_in()
+// says), through rx_land.
+void TcpQueue::rx_start_data(Command& c, uint8_t* dst, uint32_t offset) {
+  _rx_cmd = &c;
+  _rx_dst = dst + offset;
+  const bool in_place = dst != c.req.buf;
+  _rx_stage = in_place ? c.req.buf + offset : nullptr;
+  _rx_unit_mask = in_place ? c.req.write_unit - 1 : 0;
 }
 
 // Consumes staged bytes; returns the number of complete PDUs.
@@ -121,10 +159,8 @@ unsigned TcpQueue::rx_process(unsigned budget) {
         continue;
       }
       const size_t k = std::min<size_t>(_rx_left, avail);
-      std::memcpy(_rx_dst, src, k);
       if (_fr.has_ddgst) _rx_crc = crc32c_update(_rx_crc, src, k);
-      _rx_dst += k;
-      _rx_left -= static_cast<uint32_t>(k);
+      rx_land(src, k);
       _rx_head += k;
       if (_rx_left == 0) {
         if (_fr.has_ddgst) {
@@ -252,8 +288,7 @@ void TcpQueue::on_capsule_cmd() {
   c->early = st;
   if (_fr.data_len) {
     set_state(*c, CmdState::recv_icd);
-    _rx_cmd = c;
-    _rx_dst = c->req.data_in();
+    rx_start_data(*c, c->req.data_in(), 0);
     _rx_left = _fr.data_len;
     _rx_pad = _fr.data_off - _fr.header_len;
     _rx = RxState::data;
@@ -288,8 +323,7 @@ void TcpQueue::on_h2c_data() {
   if (h.datao != c.h2c_next) return fatal(Fes::data_out_of_range, field::datao);
   if (uint64_t{h.datao} + h.datal > c.req.transfer_len) return fatal(Fes::data_out_of_range, field::datal);
   if (h.datal > _limits.maxh2cdata) return fatal(Fes::data_transfer_limit_exceeded, field::datal);
-  _rx_cmd = &c;
-  _rx_dst = c.req.data_in() + h.datao;
+  rx_start_data(c, c.req.data_in(), h.datao);
   _rx_left = h.datal;
   _rx_pad = _fr.data_off - _fr.header_len;
   _rx = RxState::data;

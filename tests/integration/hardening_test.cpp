@@ -561,6 +561,40 @@ TEST_F(HardeningTest, HandshakeDeadlineIsTheConnectionsOwn) {
       close(b);
     }
   }
+
+// Hardening 2, finding 1: a discovery controller connected with KATO 0 (nvme discover's) never
+// expired, so silent discovery hosts could hold every connection. It now gets
+// tcp.discovery_kato_ms (120 s by default, shortened here): both connections of the limit close
+// on their own, and a host is served after. Set Features KATO 0 does not turn it off either.
+TEST_F(HardeningTest, IdleDiscoveryControllersExpire) {
+  auto c = config();
+  c.tcp.max_connections = 2;
+  c.tcp.discovery_kato_ms = 500;
+  ASSERT_NO_FATAL_FAILURE(serve(c));
+  Target d = target();
+  d.subnqn = nvme::discovery_nqn;
+  d.kato_ms = 0;
+  auto first = Controller::connect(d);
+  ASSERT_RESULT(first);
+  auto second = Controller::connect(d);
+  ASSERT_RESULT(second);
+  auto kato = (*second)->set_features(static_cast<uint8_t>(nvme::FeatureId::keep_alive_timer), 0);
+  ASSERT_RESULT(kato);
+  auto now = (*second)->get_features(static_cast<uint8_t>(nvme::FeatureId::keep_alive_timer));
+  ASSERT_RESULT(now);
+  EXPECT_EQ(*now, 500u) << "Set Features KATO 0 turned the discovery timeout off";
+  const auto silent_from = std::chrono::steady_clock::now();
+  EXPECT_TRUE((*first)->admin_queue().wait_peer_close(5000)) << "an idle discovery controller never expired";
+  EXPECT_TRUE((*second)->admin_queue().wait_peer_close(5000)) << "an idle discovery controller never expired";
+  EXPECT_GE(std::chrono::steady_clock::now() - silent_from, 400ms) << "closed before its KATO passed";
+  std::unique_ptr<Controller> host;
+  EXPECT_TRUE(test_support::eventually(
+      [&] {
+        if (auto r = Controller::connect(target())) host = std::move(*r);
+        return host != nullptr;
+      },
+      3s, 50ms))
+      << "no connection was freed for a host";
 }
 
 // ---- Defect 7: queue and controller lifecycle details --------------------------------------

@@ -53,6 +53,7 @@ struct ServeOptions {
   uint64_t ns_bytes = 64 * MiB;
   bool allow_any_host = true;
   std::vector<std::string> hosts;
+  std::string queue_cpu = "incoming";
 };
 
 class LoopbackTest : public ::testing::Test {
@@ -72,6 +73,7 @@ class LoopbackTest : public ::testing::Test {
     s.namespaces.push_back(ns);
     c.subsystems.push_back(s);
     c.threading.mode = "bound";  // one pinned worker per CPU
+    c.threading.queue_cpu = o.queue_cpu;
     _engine = std::make_unique<engine::Engine>(c);
     const auto errs = _engine->start();
     for (const auto& e : errs) ADD_FAILURE() << "engine start: " << e.path << ": " << e.message;
@@ -437,6 +439,31 @@ class InPlaceWriteTest : public LoopbackTest {
     return m;
   }
 
+  // Drops the raw I/O queue's connection and waits until the target closed its side (left: both
+  // admin queues and _good).
+  void drop_raw() {
+    _raw->close();
+    EXPECT_TRUE(eventually([&] { return eng().stats().queues == 3; }, 5s)) << "the dropped queue is still counted";
+  }
+
+  // Each logical block of what the namespace holds is all _old or all _new: the number of _new
+  // ones, or -1 (and a failure, if asked to report) at the first block that is neither.
+  int whole_blocks_new(bool report = true) {
+    const auto r = read_back();
+    int fresh = 0;
+    for (uint32_t at = 0; at < len; at += block) {
+      const auto b = r.begin() + at;
+      const bool is_old = std::equal(b, b + block, _old.begin() + at);
+      const bool is_new = std::equal(b, b + block, _new.begin() + at);
+      if (!is_old && !is_new) {
+        if (report) ADD_FAILURE() << "block " << at / block << " is torn: part old, part new";
+        return -1;
+      }
+      fresh += is_new;
+    }
+    return fresh;
+  }
+
   std::unique_ptr<Controller> _ctrl, _raw_ctrl;
   std::unique_ptr<IoQueue> _good, _raw;
   std::vector<uint8_t> _old, _new;
@@ -484,6 +511,84 @@ TEST_F(InPlaceWriteTest, ARefusedWritesDataNeverReachesTheNamespace) {
   EXPECT_EQ(cqe.cid, cid + 1);
   EXPECT_EQ(cqe.status >> 1, nvme::status::sgl_length_invalid.field()) << "status field " << (cqe.status >> 1);
   EXPECT_TRUE(read_back() == _old) << "a refused write changed the namespace";
+}
+
+// Hardening 2, finding 2: Identify says one logical block is written atomically (AWUN/AWUPF
+// 0), but in-place receive put every byte in the namespace as it came, so a connection lost
+// mid-block left that block torn. Whole blocks still land as they arrive; the block cut off
+// stays all old.
+TEST_F(InPlaceWriteTest, AConnectionLostMidH2CDataLeavesNoTornBlock) {
+  constexpr uint32_t part = 8 * 1024 + 100;  // 16 blocks and 100 bytes of the 17th
+  ASSERT_NO_FATAL_FAILURE(start_raw_write(false));
+  ASSERT_NO_FATAL_FAILURE(send_first(part, false));
+  EXPECT_TRUE(eventually([&] { return whole_blocks_new(false) == int(part / block); }, 2s))
+      << "the whole blocks that came are not in the namespace";
+  drop_raw();
+  EXPECT_EQ(whole_blocks_new(), int(part / block));
+}
+
+// The same for in-capsule data: 1000 of a 4 KiB write's bytes, then the connection is gone.
+TEST_F(InPlaceWriteTest, AConnectionLostMidInCapsuleDataLeavesNoTornBlock) {
+  constexpr uint32_t icd = 4096, part = 1000;
+  ASSERT_NO_FATAL_FAILURE(start_raw_write(false));  // a raw queue; its R2T'd write stays open
+  nvme::Sqe sqe = cmd::write(1, lba, nlb0_of(icd));
+  sqe.set_cid(cid + 1);
+  sqe.set_sgl(0, icd, nvme::sgl_data_block_offset);
+  std::vector<uint8_t> pdu(tcp::max_hlen + tcp::digest_len);
+  pdu.resize(tcp::write_capsule_cmd(pdu, sqe, icd, {false, false}, _raw->cpda()));
+  pdu.insert(pdu.end(), _new.begin(), _new.begin() + part);
+  ASSERT_RESULT(_raw->send_raw(pdu));
+  EXPECT_TRUE(eventually([&] { return whole_blocks_new(false) == int(part / block); }, 2s))
+      << "the whole block that came is not in the namespace";
+  drop_raw();
+  EXPECT_EQ(whole_blocks_new(), int(part / block));
+}
+
+// Hardening 2, finding 3: a lent read's data digest was computed over the namespace's memory
+// before sendmsg() copied it, so a write landing in between sent the host bytes that did not
+// match their digest. With a data digest reads are copied and the digest covers the copy: a
+// read racing writes to the same blocks (another host, another worker) always verifies.
+TEST_F(LoopbackTest, ADigestedReadRacingWritesIsNeverADigestError) {
+  constexpr uint32_t len = 128 * 1024;
+  constexpr int reads = 400;
+  // Round robin over the workers: admin, admin, then the two I/O queues on different workers
+  // (two or more CPUs), so the write can land while the read is between digest and send.
+  ASSERT_NO_FATAL_FAILURE(serve({.queue_cpu = "round_robin"}));
+  auto writer_ctrl = Controller::connect(target(false, true, host_b));
+  ASSERT_RESULT(writer_ctrl);
+  auto reader_ctrl = Controller::connect(target(false, true));
+  ASSERT_RESULT(reader_ctrl);
+  auto wq = (*writer_ctrl)->create_io_queue(8);
+  ASSERT_RESULT(wq);
+  auto rq = (*reader_ctrl)->create_io_queue(8);
+  ASSERT_RESULT(rq);
+  ASSERT_TRUE((*rq)->ddgst());
+  std::atomic<bool> stop{false};
+  std::string writer_error;
+  std::thread writer([&] {
+    std::vector<uint8_t> a(len), b(len);
+    fill(a, 41);
+    fill(b, 42);
+    for (uint64_t i = 0; !stop.load(); ++i) {
+      auto w = sync_io(**wq, Io{Op::write, 1, 0, nlb0_of(len), i % 2 ? a : b}, io_timeout_ms);
+      if (!w) {
+        writer_error = w.error().to_string();
+        return;
+      }
+    }
+  });
+  std::vector<uint8_t> r(len);
+  int digest_errors = 0;
+  for (int i = 0; i < reads && digest_errors == 0; ++i) {
+    auto rd = sync_io(**rq, Io{Op::read, 1, 0, nlb0_of(len), r}, io_timeout_ms);
+    if (!rd) ++digest_errors;
+  }
+  stop = true;
+  writer.join();
+  EXPECT_EQ(digest_errors, 0) << "a read failed; data digest errors seen by the host: "
+                              << (*rq)->counters().data_digest_errors;
+  EXPECT_EQ((*rq)->counters().data_digest_errors, 0u);
+  EXPECT_TRUE(writer_error.empty()) << writer_error;
 }
 
 // ---- 3. a host vanishing in the middle of transfers ---------------------------------------
