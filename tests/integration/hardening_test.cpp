@@ -561,6 +561,7 @@ TEST_F(HardeningTest, HandshakeDeadlineIsTheConnectionsOwn) {
       close(b);
     }
   }
+}
 
 // Hardening 2, finding 1: a discovery controller connected with KATO 0 (nvme discover's) never
 // expired, so silent discovery hosts could hold every connection. It now gets
