@@ -47,8 +47,13 @@ std::string RdmaQueue::setup(const CmRequestResult& req) {
   _ncmds = req.recv_depth;
   if (!(_channel = ibv_create_comp_channel(verbs))) return errno_text("ibv_create_comp_channel");
   fcntl(_channel->fd, F_SETFL, fcntl(_channel->fd, F_GETFL) | O_NONBLOCK);
-  // Signaled completions: a receive per capsule, a READ and a SEND per command.
-  const int cqe = static_cast<int>(_nrecv + 2 * _ncmds);
+  // Room for every completion that can be waiting at once, or the CQ overruns (a CQ error: the
+  // QP is lost). Send side: a READ or SEND per work request, at most max_send_wr. Receives: as
+  // many as can be posted for this QP, which with an SRQ is the whole SRQ, not the queue's
+  // depth: a host may send faster than its queue is served, and each capsule takes an SRQ
+  // buffer and completes here until the queue refuses it, which it can only do once polled.
+  const uint32_t receives = _srq ? _device->srq_size() : _nrecv;
+  const int cqe = static_cast<int>(receives + 2 * _ncmds);
   _comp_vector = choose_comp_vector(_device->options().comp_vector, req.request.qid, verbs->num_comp_vectors);
   if (!(_cq = ibv_create_cq(verbs, cqe, this, _channel, _comp_vector))) return errno_text("ibv_create_cq");
   ibv_qp_init_attr qa{};

@@ -100,6 +100,7 @@ class RdmaQueue final : public exec::Task, public core::TransportQueue, private 
   unsigned poll_cq(unsigned budget);
   void on_completion(const ibv_wc& wc);
   void on_recv(const ibv_wc& wc);
+  void refuse_capsule(uint32_t r, const std::string& why);
   void take_capsule(Received r);
   bool attach_buffer(Command& c);
   void serve_buffer_waits();
