@@ -316,6 +316,35 @@ TEST_P(DeallocateReadsZeroes, AsDlfeatPromises) {
 
 INSTANTIATE_TEST_SUITE_P(EveryBackend, DeallocateReadsZeroes, ::testing::Values("ram", "null", "file"));
 
+// Review "Hardening 2": a null read left the buffer as it was, so over TCP it sent back what the
+// command slot last held, the same host's earlier data (and over RDMA, whose data buffers all
+// queues of a device share, another host's: rdma_queue_test). Reads return zeroes now.
+TEST_F(HardeningTest, NullReadReturnsZeroesNotTheSlotsLastData) {
+  backend::BackendSpec b;
+  b.kind = "null";
+  b.size_bytes = 64 * MiB;
+  auto c = test_support::one_namespace_config(test_nqn, b, block);
+  c.threading.threads = 1;
+  c.threading.cpus = {0};
+  ASSERT_NO_FATAL_FAILURE(serve(c));
+  auto ctrl = Controller::connect(target());
+  ASSERT_RESULT(ctrl);
+  auto q = (*ctrl)->create_io_queue(2);  // few slots: the read reuses the write's buffer
+  ASSERT_RESULT(q);
+  auto run = [&](Io io) {
+    Waiter w;
+    io.done = w.callback();
+    EXPECT_TRUE((*q)->submit(io));
+    EXPECT_TRUE(w.wait(**q, 10s));
+    return w.c.ok();
+  };
+  std::vector<uint8_t> pattern(16 * 1024, 0xa5), got(16 * 1024, 0xee);
+  const uint16_t nlb0 = 16 * 1024 / block - 1;
+  ASSERT_TRUE(run(Io{Op::write, 1, 0, nlb0, pattern}));
+  ASSERT_TRUE(run(Io{Op::read, 1, 0, nlb0, got}));
+  EXPECT_EQ(std::count(got.begin(), got.end(), 0), std::ssize(got)) << "byte 0 is " << int(got[0]);
+}
+
 // ---- Defect 2: accept storms -----------------------------------------------------------------
 
 long rss_kib() {

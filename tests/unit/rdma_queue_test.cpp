@@ -201,4 +201,20 @@ TEST_F(RdmaQueueTest, SrqFloodFitsTheCompletionQueue) {
   EXPECT_FALSE(fake_verbs::cq_of(q.qp()->recv_cq).overrun) << "CQ of " << q.qp()->recv_cq->cqe << " entries";
 }
 
+// ---- no stale bytes reach a host --------------------------------------------------------------
+
+TEST_F(RdmaQueueTest, NullReadSendsZeroesNotAnotherHostsData) {
+  auto dev = open_device(false);
+  {
+    auto [admin, io_q] = connect_host(dev, "nqn.2026-12.io.nvmetune:host-a");
+    std::vector<uint8_t> secret(4096, 0xa5);
+    ASSERT_EQ(io(io_q, nvm_write, secret), 0);
+  }  // host A is gone: its queue's buffers are back in the device's pool
+  auto [admin, io_q] = connect_host(dev, "nqn.2026-12.io.nvmetune:host-b");
+  std::vector<uint8_t> got(4096, 0xee);
+  ASSERT_EQ(io(io_q, nvm_read, got), 0);
+  EXPECT_EQ(io_q.fake().rdma_writes, 1u);
+  EXPECT_EQ(std::count(got.begin(), got.end(), 0), 4096) << "byte 0 is 0x" << std::hex << int(got[0]);
+}
+
 }  // namespace
