@@ -147,7 +147,8 @@ struct Engine::Impl {
     const auto& l = cfg.listeners[i];
     if (!rdma) {
       const rdma::QueueLimits ql{cfg.tcp.queue_depth, cfg.tcp.in_capsule_data_size, cfg.tcp.mdts_bytes,
-                                 static_cast<uint16_t>(cfg.tcp.max_io_queues), cfg.tcp.max_connections};
+                                 static_cast<uint16_t>(cfg.tcp.max_io_queues), cfg.tcp.max_connections,
+                                 cfg.tcp.connect_timeout_ms};
       const rdma::RdmaOptions ro{cfg.rdma.data_pool_bytes, cfg.rdma.use_srq, cfg.rdma.srq_size, cfg.rdma.comp_vector};
       rdma = std::make_unique<rdma::RdmaTransport>(target, *executor, ql, budgets_of(cfg.budgets), registry, ro);
     }

@@ -65,6 +65,8 @@ void RdmaQueue::on_recv(const ibv_wc& wc) {
   if (r >= (_srq ? _device->srq_size() : _nrecv)) return fail("receive completion for an unknown buffer");
   if (wc.byte_len < nvme::sqe_size) return refuse_capsule(r, "capsule of " + std::to_string(wc.byte_len) + " bytes");
   _stats.pdus_rx.add();
+  // Connect is sent alone: a queue not yet connected has room (one CQE) for one command.
+  if (!_grown && _free.size() < _ncmds) return refuse_capsule(r, "a capsule while Connect is outstanding");
   if (_free.empty()) {
     // The host sent its next command before our SEND of the one it replaces completed here.
     if (_pending_count == _nrecv) return refuse_capsule(r, "more capsules than the queue's depth");
@@ -168,7 +170,10 @@ void RdmaQueue::start_command(Command& c) {
 void RdmaQueue::complete(core::Request& req) {
   Command& c = *reinterpret_cast<Command*>(&req);
   _sq.record_latency(req, this);
-  std::memcpy(_pool.cqe(c.index), &req.cqe, nvme::cqe_size);
+  if (!_grown && _sq.connected())
+    if (auto err = grow(); !err.empty()) return fail("cannot register the queue at Connect: " + err);
+  std::memcpy(cqe_of(c), &req.cqe, nvme::cqe_size);
+  c.cqe_sge = make_sge(cqe_of(c), nvme::cqe_size, _grown ? _pool.lkey() : _connect_pool.lkey());
   set_state(c, CmdState::sending);
   c.wr[1] = make_response(c.index, &c.cqe_sge, c.data);
   const bool data = req.status.ok() && req.dir == core::DataDir::controller_to_host && req.response_len > 0 &&

@@ -33,7 +33,7 @@ std::string addr_name(const sockaddr* sa) {
 RdmaTransport::RdmaTransport(core::Target& target, exec::Executor& executor, QueueLimits limits,
                              const tcp::Budgets& budgets, stats::Registry& registry, const RdmaOptions& options)
     : _target(target), _registry(registry), _executor(&executor), _limits(limits), _options(options),
-      _budgets(budgets) {
+      _budgets(budgets), _handshakes(limits.connect_timeout_ms) {
   _epoll_fd = epoll_create1(EPOLL_CLOEXEC);
   _stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   epoll_event ev{};
@@ -107,9 +107,10 @@ void RdmaTransport::cm_loop() {
   pthread_setname_np(pthread_self(), "nvmt-rdma-cm");
   std::array<epoll_event, 4> evs;
   for (;;) {
-    const int n = epoll_wait(_epoll_fd, evs.data(), static_cast<int>(evs.size()), -1);
+    const int n = epoll_wait(_epoll_fd, evs.data(), static_cast<int>(evs.size()), exec::wait_ms_until(_handshakes.next()));
     for (int i = 0; i < n; ++i)
       if (evs[i].data.fd == _stop_fd) return;
+    expire_handshakes();
     rdma_cm_event* ev = nullptr;
     while (rdma_get_cm_event(_channel, &ev) == 0) {
       // Ids and queues are destroyed only after their event is acked: rdma_destroy_id waits
@@ -196,6 +197,19 @@ void RdmaTransport::on_established(rdma_cm_id* id) {
   q->stats().set_identity({_next_queue_id++, 0, 0, {}, q->peer(), "rdma", q->comp_vector()});
   _registry.add_queue(&q->stats());
   _executor->attach(*q);
+  _handshakes.add(id);
+}
+
+// Established queues that have not completed Connect by their deadline are told to close, as
+// TCP's: the queue's memory and a connection slot are not held by a host that never connects.
+void RdmaTransport::expire_handshakes() {
+  std::lock_guard lk(_mutex);
+  _handshakes.expire(std::chrono::steady_clock::now(), [this](rdma_cm_id* id) {
+    auto it = _queues.find(id);
+    if (it == _queues.end() || !it->second.attached || it->second.queue->connected()) return;
+    ++_counts.connect_timeouts;
+    it->second.queue->expire_handshake();
+  });
 }
 
 void RdmaTransport::on_event(rdma_cm_event& ev, std::vector<RdmaQueue*>& dead) {

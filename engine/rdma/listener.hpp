@@ -14,6 +14,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "engine/exec/connect_deadlines.hpp"
 #include "engine/exec/executor.hpp"
 #include "engine/exec/queue_move.hpp"
 #include "engine/rdma/queue.hpp"
@@ -25,7 +26,7 @@ class Target;
 namespace rdma {
 
 struct TransportStats {
-  uint64_t connects = 0, rejects = 0, disconnects = 0;
+  uint64_t connects = 0, rejects = 0, disconnects = 0, connect_timeouts = 0;
   uint32_t queues = 0;
 };
 
@@ -59,6 +60,7 @@ class RdmaTransport {
   void on_connect_request(rdma_cm_event& ev, std::vector<rdma_cm_id*>& rejected, std::vector<RdmaQueue*>& dead);
   void on_established(rdma_cm_id* id);
   void on_retire(RdmaQueue* q);
+  void expire_handshakes();
   bool open_channel(std::string& error);
   std::string device_for(ibv_context* verbs, std::shared_ptr<SharedDevice>& out);
 
@@ -75,6 +77,9 @@ class RdmaTransport {
   std::vector<rdma_cm_id*> _listen_ids;
   int _epoll_fd = -1, _stop_fd = -1;
   std::thread _thread;
+  // CM thread only: established queues that must complete Connect by a deadline, by CM id (the
+  // key of _queues, so one closed meanwhile is found gone).
+  exec::ConnectDeadlines<rdma_cm_id> _handshakes;
   // Taken on connect, disconnect and switch, never per command. Recursive: a handover or a
   // retirement may run on the thread that holds it.
   mutable std::recursive_mutex _mutex;

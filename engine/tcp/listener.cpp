@@ -56,7 +56,8 @@ std::string apply_socket_options(int fd, const SocketOptions& o) {
 
 TcpTransport::TcpTransport(core::Target& target, exec::Executor& executor, QueueLimits limits, Budgets budgets,
                            stats::Registry& registry)
-    : _target(target), _registry(registry), _executor(&executor), _limits(limits), _budgets(budgets) {
+    : _target(target), _registry(registry), _executor(&executor), _limits(limits), _budgets(budgets),
+      _handshakes(limits.connect_timeout_ms) {
   _epoll_fd = epoll_create1(EPOLL_CLOEXEC);
   _stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   epoll_event ev{};
@@ -132,12 +133,9 @@ void TcpTransport::accept_loop() {
 
 // Sleep until the next handshake deadline or the end of a pause (-1: nothing to wait for).
 int TcpTransport::next_timeout_ms() {
-  auto until = clock::time_point::max();
-  if (!_handshakes.empty()) until = _handshakes.front().first;
+  auto until = _handshakes.next();
   if (_paused_until != clock::time_point{}) until = std::min(until, _paused_until);
-  if (until == clock::time_point::max()) return -1;
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(until - clock::now()).count();
-  return static_cast<int>(std::clamp<int64_t>(ms + 1, 0, 1000));
+  return exec::wait_ms_until(until);
 }
 
 // Out of fds (EMFILE, ENFILE) or memory: the pending connection stays in the backlog, so the
@@ -220,23 +218,19 @@ void TcpTransport::serve_fd(int fd, const sockaddr_in& peer) {
   q->stats().set_identity({_next_queue_id++, 0, 0, {}, q->peer(),
                            q->mechanism() == IoMechanism::io_uring ? "io_uring" : "epoll"});
   _registry.add_queue(&q->stats());
-  _handshakes.emplace_back(clock::now() + std::chrono::milliseconds(_limits.connect_timeout_ms), q);
+  _handshakes.add(q);
   _executor->attach(*q);
 }
 
 // Queues past their deadline that have not completed Connect are told to close. A queue that
 // is gone (closed, retired) is no longer in _queues: its pointer is never touched.
 void TcpTransport::expire_handshakes() {
-  const auto now = clock::now();
   std::lock_guard<std::recursive_mutex> lk(_mutex);
-  while (!_handshakes.empty() && _handshakes.front().first <= now) {
-    TcpQueue* q = _handshakes.front().second;
-    _handshakes.pop_front();
-    if (_queues.count(q) && !q->connected()) {
-      ++_connect_timeouts;
-      q->expire_handshake();
-    }
-  }
+  _handshakes.expire(clock::now(), [this](TcpQueue* q) {
+    if (!_queues.count(q) || q->connected()) return;
+    ++_connect_timeouts;
+    q->expire_handshake();
+  });
 }
 
 void TcpTransport::set_executor(exec::Executor& e) {

@@ -13,6 +13,7 @@
 #include <netinet/in.h>
 #include <vector>
 
+#include "engine/exec/connect_deadlines.hpp"
 #include "engine/exec/executor.hpp"
 #include "engine/exec/queue_move.hpp"
 #include "engine/tcp/queue.hpp"
@@ -103,9 +104,8 @@ class TcpTransport {
   mutable std::recursive_mutex _mutex;
   exec::QueueMove<TcpQueue> _move;  // a live switch under way
   std::unordered_set<TcpQueue*> _queues;
-  // Accept thread only: queues that must complete Connect by a deadline, oldest first (one
-  // timeout for all, so accept order is deadline order).
-  std::deque<std::pair<std::chrono::steady_clock::time_point, TcpQueue*>> _handshakes;
+  // Accept thread only: queues that must complete Connect by a deadline.
+  exec::ConnectDeadlines<TcpQueue> _handshakes;
   // Accept thread only: out of fds or memory, accepting pauses until then, backing off.
   std::chrono::steady_clock::time_point _paused_until{};
   unsigned _backoff_ms = 0;

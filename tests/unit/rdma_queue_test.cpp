@@ -21,6 +21,7 @@
 #include "engine/core/namespace.hpp"
 #include "engine/core/subsystem.hpp"
 #include "engine/core/target.hpp"
+#include "engine/exec/connect_deadlines.hpp"
 #include "engine/nvme/le.hpp"
 #include "engine/rdma/cm_private_data.hpp"
 #include "engine/rdma/queue.hpp"
@@ -199,6 +200,68 @@ TEST_F(RdmaQueueTest, SrqFloodFitsTheCompletionQueue) {
   for (uint16_t cid = 100; fake_verbs::host_send(q.qp(), capsule(no_data(keep_alive, cid))); ++cid) {
   }
   EXPECT_FALSE(fake_verbs::cq_of(q.qp()->recv_cq).overrun) << "CQ of " << q.qp()->recv_cq->cqe << " entries";
+}
+
+// ---- registration waits for Connect ----------------------------------------------------------
+
+TEST_F(RdmaQueueTest, ReceiveMemoryIsRegisteredOnlyOnceConnectIsAccepted) {
+  auto dev = open_device(false);
+  const size_t device_bytes = world().registered;
+  const size_t ring = size_t{32} * (nvme::sqe_size + icd);
+  Queue q = open_queue(dev, 0, 32);
+  EXPECT_LT(world().registered - device_bytes, ring / 4) << "a whole receive ring pinned before Connect";
+  EXPECT_EQ(q.fake().recvs.size(), 1u) << "one receive: for the Connect capsule";
+  ASSERT_EQ(connect(q, 0, 0xffff, "nqn.2026-12.io.nvmetune:host-a"), 0);
+  EXPECT_GE(world().registered - device_bytes, ring);
+  EXPECT_EQ(q.fake().recvs.size(), 32u);
+  EXPECT_TRUE(send(q, capsule(no_data(keep_alive, 9))));
+  EXPECT_EQ(q.fake().responses.size(), 2u) << "the command after Connect was answered";
+  EXPECT_EQ(q.fake().recvs.size(), 32u);
+}
+
+TEST_F(RdmaQueueTest, RefusedConnectRegistersNothingMore) {
+  auto dev = open_device(false);
+  const size_t device_bytes = world().registered;
+  Queue q = open_queue(dev, 0, 32);
+  const size_t before = world().registered;
+  EXPECT_NE(connect(q, 0, 0xffff, "nqn.2026-12.io.nvmetune:host-a", "nqn.2026-12.io.nvmetune:no-such"), 0);
+  EXPECT_EQ(world().registered, before);
+  EXPECT_LT(world().registered - device_bytes, size_t{64} << 10);
+}
+
+TEST_F(RdmaQueueTest, ConnectTimeoutClosesAQueueThatHasNotConnected) {
+  auto dev = open_device(false);
+  Queue idle = open_queue(dev, 0, 32);
+  idle.q->expire_handshake();
+  EXPECT_EQ(run(idle), exec::Progress::closed);
+  EXPECT_EQ(world().disconnects, 1u);
+  EXPECT_EQ(std::count(events.begin(), events.end(), "connect_timeout"), 1);
+  Queue connected = open_queue(dev, 0, 32);
+  ASSERT_EQ(connect(connected, 0, 0xffff, "nqn.2026-12.io.nvmetune:host-a"), 0);
+  connected.q->expire_handshake();  // raced with Connect: too late to matter
+  EXPECT_NE(run(connected), exec::Progress::closed);
+  EXPECT_EQ(world().disconnects, 1u);
+}
+
+// The schedule both transports keep (TCP's accept thread, RDMA's CM thread).
+TEST(ConnectDeadlines, ExpireOldestFirstOnlyOncePassed) {
+  exec::ConnectDeadlines<int> d(100);
+  using clock = std::chrono::steady_clock;
+  EXPECT_EQ(d.next(), clock::time_point::max());
+  EXPECT_EQ(exec::wait_ms_until(d.next()), -1);
+  int a = 1, b = 2;
+  const auto t0 = clock::now();
+  d.add(&a, t0);
+  d.add(&b, t0 + std::chrono::milliseconds(50));
+  EXPECT_EQ(d.next(), t0 + std::chrono::milliseconds(100));
+  std::vector<int> gone;
+  d.expire(t0 + std::chrono::milliseconds(99), [&](int* q) { gone.push_back(*q); });
+  EXPECT_TRUE(gone.empty());
+  d.expire(t0 + std::chrono::milliseconds(120), [&](int* q) { gone.push_back(*q); });
+  EXPECT_EQ(gone, std::vector<int>{1});
+  d.expire(t0 + std::chrono::milliseconds(150), [&](int* q) { gone.push_back(*q); });
+  EXPECT_EQ(gone, (std::vector<int>{1, 2}));
+  EXPECT_EQ(d.next(), clock::time_point::max());
 }
 
 // ---- no stale bytes reach a host --------------------------------------------------------------
