@@ -31,8 +31,9 @@ std::string addr_name(const sockaddr* sa) {
 }  // namespace
 
 RdmaTransport::RdmaTransport(core::Target& target, exec::Executor& executor, QueueLimits limits,
-                             const tcp::Budgets& budgets, stats::Registry& registry, const RdmaOptions& options)
-    : _target(target), _registry(registry), _executor(&executor), _limits(limits), _options(options),
+                             const tcp::Budgets& budgets, stats::Registry& registry, exec::ConnectionCap& cap,
+                             const RdmaOptions& options)
+    : _target(target), _registry(registry), _executor(&executor), _limits(limits), _cap(cap), _options(options),
       _budgets(budgets), _handshakes(limits.connect_timeout_ms) {
   _epoll_fd = epoll_create1(EPOLL_CLOEXEC);
   _stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -46,7 +47,10 @@ RdmaTransport::~RdmaTransport() {
   stop_accepting();
   {
     std::lock_guard lk(_mutex);
-    for (auto& [id, e] : _queues) delete e.queue;  // only if the executor was never stopped
+    for (auto& [id, e] : _queues) {  // only if the executor was never stopped
+      delete e.queue;
+      _cap.release();
+    }
     _queues.clear();
     _devices.clear();  // after their queues: the PD and pool outlive every QP and MR on them
   }
@@ -142,19 +146,23 @@ void RdmaTransport::on_connect_request(rdma_cm_event& ev, std::vector<rdma_cm_id
   };
   if (req.status != CmStatus::ok) return reject(req.status, ""), rejected.push_back(id);
   std::lock_guard lk(_mutex);
-  if (_queues.size() >= _limits.max_connections)
-    return reject(CmStatus::no_resources, " (max_connections " + std::to_string(_limits.max_connections) + ")"),
+  if (!_cap.try_acquire())
+    return reject(CmStatus::no_resources, " (max_connections " + std::to_string(_cap.max()) + ")"),
            rejected.push_back(id);
+  // From here every refusal gives the slot back; an accepted queue gives it back when it goes.
+  const auto refuse = [&](const std::string& why) {
+    _cap.release();
+    reject(CmStatus::no_resources, " (" + why + ")");
+  };
   std::shared_ptr<SharedDevice> device;
-  if (auto err = device_for(id->verbs, device); !err.empty())
-    return reject(CmStatus::no_resources, " (" + err + ")"), rejected.push_back(id);
+  if (auto err = device_for(id->verbs, device); !err.empty()) return refuse(err), rejected.push_back(id);
   RdmaQueue* q = nullptr;
   try {
     q = new RdmaQueue(id, peer, _target, *_executor, _limits, _budgets, std::move(device));
   } catch (const std::exception& e) {  // bad_alloc: this connection is refused, the thread goes on
-    return reject(CmStatus::no_resources, std::string(" (") + e.what() + ")"), rejected.push_back(id);
+    return refuse(e.what()), rejected.push_back(id);
   }
-  if (auto err = q->setup(req); !err.empty()) return reject(CmStatus::no_resources, " (" + err + ")"), dead.push_back(q);
+  if (auto err = q->setup(req); !err.empty()) return refuse(err), dead.push_back(q);
   ibv_device_attr attr{};
   ibv_query_device(id->verbs, &attr);
   const auto accept = encode_cm_accept(q->recv_depth());
@@ -167,6 +175,7 @@ void RdmaTransport::on_connect_request(rdma_cm_event& ev, std::vector<rdma_cm_id
   p.flow_control = 1;
   if (rdma_accept(id, &p) != 0) {
     _target.log(core::EventLevel::warning, "cannot accept " + peer + ": " + std::strerror(errno));
+    _cap.release();
     return dead.push_back(q);
   }
   q->set_retire_hook([this](RdmaQueue* dead_q) { on_retire(dead_q); });
@@ -228,6 +237,7 @@ void RdmaTransport::on_event(rdma_cm_event& ev, std::vector<RdmaQueue*>& dead) {
   if (it->second.attached) return it->second.queue->on_disconnected();
   dead.push_back(it->second.queue);  // never established: no executor knows it
   _queues.erase(it);
+  _cap.release();
 }
 
 void RdmaTransport::on_retire(RdmaQueue* q) {
@@ -239,6 +249,7 @@ void RdmaTransport::on_retire(RdmaQueue* q) {
     _move.forget(q);
   }
   delete q;
+  _cap.release();
 }
 
 void RdmaTransport::set_executor(exec::Executor& e) {

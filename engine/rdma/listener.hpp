@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine/exec/connect_deadlines.hpp"
+#include "engine/exec/connection_cap.hpp"
 #include "engine/exec/executor.hpp"
 #include "engine/exec/queue_move.hpp"
 #include "engine/rdma/queue.hpp"
@@ -32,8 +33,9 @@ struct TransportStats {
 
 class RdmaTransport {
  public:
+  // cap: the engine's connection limit, shared with its other transports.
   RdmaTransport(core::Target& target, exec::Executor& executor, QueueLimits limits, const tcp::Budgets& budgets,
-                stats::Registry& registry, const RdmaOptions& options = {});
+                stats::Registry& registry, exec::ConnectionCap& cap, const RdmaOptions& options = {});
   ~RdmaTransport();
   RdmaTransport(const RdmaTransport&) = delete;
   RdmaTransport& operator=(const RdmaTransport&) = delete;
@@ -68,6 +70,7 @@ class RdmaTransport {
   stats::Registry& _registry;
   exec::Executor* _executor;  // guarded by _mutex
   QueueLimits _limits;
+  exec::ConnectionCap& _cap;
   RdmaOptions _options;
   tcp::LiveBudgets _budgets;
   // One per device, opened by its first connection, kept until the transport goes (guarded by

@@ -33,7 +33,6 @@ struct QueueLimits {
   uint32_t io_icd_size = 8192;
   uint32_t mdts_bytes = 1 << 20;
   uint16_t max_io_queues = 64;
-  uint32_t max_connections = 4096;  // connect requests beyond this are rejected (no resources)
   uint32_t connect_timeout_ms = 10000;  // established to a completed Connect
 };
 

@@ -55,8 +55,8 @@ std::string apply_socket_options(int fd, const SocketOptions& o) {
 }  // namespace
 
 TcpTransport::TcpTransport(core::Target& target, exec::Executor& executor, QueueLimits limits, Budgets budgets,
-                           stats::Registry& registry)
-    : _target(target), _registry(registry), _executor(&executor), _limits(limits), _budgets(budgets),
+                           stats::Registry& registry, exec::ConnectionCap& cap)
+    : _target(target), _registry(registry), _executor(&executor), _limits(limits), _cap(cap), _budgets(budgets),
       _handshakes(limits.connect_timeout_ms) {
   _epoll_fd = epoll_create1(EPOLL_CLOEXEC);
   _stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -72,7 +72,10 @@ TcpTransport::~TcpTransport() {
   ::close(_epoll_fd);
   ::close(_stop_fd);
   std::lock_guard<std::recursive_mutex> lk(_mutex);
-  for (auto* q : _queues) delete q;  // only if the executor was never stopped
+  for (auto* q : _queues) {  // only if the executor was never stopped
+    delete q;
+    _cap.release();
+  }
 }
 
 uint16_t TcpTransport::listen(const std::string& traddr, const std::string& trsvcid, std::string& error) {
@@ -191,14 +194,14 @@ void TcpTransport::serve_fd(int fd, const sockaddr_in& peer) {
   // moves every queue it finds in _executor's task list, so none is left behind.
   std::lock_guard<std::recursive_mutex> lk(_mutex);
   const std::string name = peer_name(peer);
-  if (_queues.size() >= _limits.max_connections) {
+  if (!_cap.try_acquire()) {
     ::close(fd);
     ++_refused;
     const auto now = clock::now();
     if (now - _last_refusal_log >= std::chrono::seconds(1)) {  // one line per second in a storm
       _last_refusal_log = now;
       _target.log(core::EventLevel::warning, "connection from " + name + " closed: max_connections (" +
-                                                 std::to_string(_limits.max_connections) + ") reached");
+                                                 std::to_string(_cap.max()) + ") reached");
     }
     return;
   }
@@ -211,6 +214,7 @@ void TcpTransport::serve_fd(int fd, const sockaddr_in& peer) {
   } catch (const std::exception& e) {  // bad_alloc, or the set could not grow
     delete q;  // closes fd
     if (!q) ::close(fd);
+    _cap.release();
     ++_refused;
     _target.log(core::EventLevel::warning, "connection from " + name + " closed: " + e.what());
     return;
@@ -260,6 +264,7 @@ void TcpTransport::on_retire(TcpQueue* q) {
     _move.forget(q);  // closed while a switch was moving it
   }
   delete q;
+  _cap.release();
 }
 
 void TcpTransport::add_queue(TransportStats& s, const TcpQueue& q) {

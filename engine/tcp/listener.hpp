@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/exec/connect_deadlines.hpp"
+#include "engine/exec/connection_cap.hpp"
 #include "engine/exec/executor.hpp"
 #include "engine/exec/queue_move.hpp"
 #include "engine/tcp/queue.hpp"
@@ -43,9 +44,10 @@ struct SocketOptions {
 
 class TcpTransport {
  public:
-  // registry: where each queue's statistics block is registered while it lives.
+  // registry: where each queue's statistics block is registered while it lives. cap: the
+  // engine's connection limit, shared with its other transports.
   TcpTransport(core::Target& target, exec::Executor& executor, QueueLimits limits, Budgets budgets,
-               stats::Registry& registry);
+               stats::Registry& registry, exec::ConnectionCap& cap);
   ~TcpTransport();
   TcpTransport(const TcpTransport&) = delete;
   TcpTransport& operator=(const TcpTransport&) = delete;
@@ -92,6 +94,7 @@ class TcpTransport {
   uint64_t _next_queue_id = 1;  // guarded by _mutex
   exec::Executor* _executor;  // guarded by _mutex
   QueueLimits _limits;
+  exec::ConnectionCap& _cap;
   SocketOptions _sockopts;
   LiveBudgets _budgets;
   std::atomic<IoMechanism> _mechanism{IoMechanism::epoll};
