@@ -51,8 +51,11 @@ struct TcpConfig {
   // kernel's autotuning. SPDK's posix sockets ask for 2 MiB each way too: a fixed, large buffer
   // measured +1.3..4.5 % IOPS at 4k randread qd32 over autotuning (bound and poll, A B x3).
   uint64_t socket_buffer_bytes = 2ull << 20;
-  uint32_t max_connections = 4096;        // TCP connections served at once; more are closed at accept
-  uint32_t connect_timeout_ms = 10000;    // accept to Connect: a connection silent this long is closed
+  // Both transports (as queue depth, in-capsule size and MDTS): TCP and RDMA connections served
+  // at once, together (more are closed at accept or rejected), and accept (RDMA: established)
+  // to Connect: a connection that has not connected this long is closed.
+  uint32_t max_connections = 4096;
+  uint32_t connect_timeout_ms = 10000;
   // KATO of a discovery controller whose host sent 0 (core::default_discovery_kato_ms says why).
   uint32_t discovery_kato_ms = 120000;
 };

@@ -69,6 +69,8 @@ struct Engine::Impl {
   unsigned sample_ms = 1000;
   core::Target target;
   std::unique_ptr<exec::Executor> executor;
+  // One limit for every transport's connections; before them, as they give slots back.
+  std::unique_ptr<exec::ConnectionCap> connections;
   std::unique_ptr<tcp::TcpTransport> transport;
   std::unique_ptr<rdma::RdmaTransport> rdma;  // only when a listener asks for "rdma"
   std::vector<ListenerInfo> listeners;
@@ -148,9 +150,10 @@ struct Engine::Impl {
     const auto& l = cfg.listeners[i];
     if (!rdma) {
       const rdma::QueueLimits ql{cfg.tcp.queue_depth, cfg.tcp.in_capsule_data_size, cfg.tcp.mdts_bytes,
-                                 static_cast<uint16_t>(cfg.tcp.max_io_queues), cfg.tcp.max_connections};
+                                 static_cast<uint16_t>(cfg.tcp.max_io_queues), cfg.tcp.connect_timeout_ms};
       const rdma::RdmaOptions ro{cfg.rdma.data_pool_bytes, cfg.rdma.use_srq, cfg.rdma.srq_size, cfg.rdma.comp_vector};
-      rdma = std::make_unique<rdma::RdmaTransport>(target, *executor, ql, budgets_of(cfg.budgets), registry, ro);
+      rdma = std::make_unique<rdma::RdmaTransport>(target, *executor, ql, budgets_of(cfg.budgets), registry,
+                                                   *connections, ro);
     }
     std::string err;
     const uint16_t port = rdma->listen(l.traddr, l.trsvcid, err);
@@ -207,9 +210,12 @@ std::vector<ConfigError> Engine::start() {
   im.executor = control::make_executor(im.cfg.threading, err, &im.registry);
   if (!im.executor) return {{"$.threading.mode", err}};
   tcp::QueueLimits ql{im.cfg.tcp.queue_depth, im.cfg.tcp.in_capsule_data_size, im.cfg.tcp.maxh2cdata,
-                      im.cfg.tcp.mdts_bytes, im.cfg.tcp.max_connections, im.cfg.tcp.connect_timeout_ms};
+                      im.cfg.tcp.mdts_bytes, im.cfg.tcp.connect_timeout_ms};
+  im.rdma.reset();  // (a restart) every transport lets go of the old cap before it goes
+  im.transport.reset();
+  im.connections = std::make_unique<exec::ConnectionCap>(im.cfg.tcp.max_connections);
   im.transport = std::make_unique<tcp::TcpTransport>(im.target, *im.executor, ql, budgets_of(im.cfg.budgets),
-                                                     im.registry);
+                                                     im.registry, *im.connections);
   im.transport->set_io_mechanism(mechanism_of(im.cfg.threading));
   note_mechanism(im.target, im.cfg.threading, *im.executor);
   im.transport->set_socket_options({im.cfg.tcp.so_priority, im.cfg.tcp.busy_poll_us, im.cfg.tcp.prefer_busy_poll,

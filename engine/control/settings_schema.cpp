@@ -146,12 +146,12 @@ std::vector<Setting> tcp_rows() {
                "large and small I/O. Applies at start."},
       {.section = "tcp", .key = "max_connections", .type = T::integer, .label = "Max connections", .min = 1,
        .max = 1 << 20, .modes = all_modes, .live = false,
-       .help = "TCP connections served at once; more are closed at accept (logged once a second). A cap bounds "
+       .help = "TCP and RDMA connections served at once, together; more are closed at accept or rejected (logged). A cap bounds "
                "the memory and descriptors a connection storm can take; too low refuses legitimate hosts' queues. "
                "Applies at start."},
       {.section = "tcp", .key = "connect_timeout_ms", .type = T::integer, .label = "Connect timeout", .unit = "ms",
        .min = 100, .max = 600000, .modes = all_modes, .live = false,
-       .help = "Accept to NVMe Connect: a connection silent this long is closed (a connect_timeout event). Short "
+       .help = "Accept to NVMe Connect, TCP and RDMA: a connection not connected this long is closed (a connect_timeout event). Short "
                "frees idle sockets sooner; too short cuts off hosts on a slow or lossy path. Applies at start."},
       {.section = "tcp", .key = "discovery_kato_ms", .type = T::integer, .label = "Discovery KATO", .unit = "ms",
        .min = 100, .max = 3'600'000, .modes = all_modes, .live = false,

@@ -61,16 +61,27 @@ void RdmaQueue::on_completion(const ibv_wc& wc) {
 
 void RdmaQueue::on_recv(const ibv_wc& wc) {
   const uint32_t r = wr_slot(wc.wr_id);
+  // Not a buffer of ours (a provider fault, not a host's): there is nothing to give back.
   if (r >= (_srq ? _device->srq_size() : _nrecv)) return fail("receive completion for an unknown buffer");
-  if (wc.byte_len < nvme::sqe_size) return fail("capsule of " + std::to_string(wc.byte_len) + " bytes");
+  if (wc.byte_len < nvme::sqe_size) return refuse_capsule(r, "capsule of " + std::to_string(wc.byte_len) + " bytes");
   _stats.pdus_rx.add();
+  // Connect is sent alone: a queue not yet connected has room (one CQE) for one command.
+  if (!_grown && _free.size() < _ncmds) return refuse_capsule(r, "a capsule while Connect is outstanding");
   if (_free.empty()) {
     // The host sent its next command before our SEND of the one it replaces completed here.
-    if (_pending_count == _nrecv) return fail("more capsules than the queue's depth");
+    if (_pending_count == _nrecv) return refuse_capsule(r, "more capsules than the queue's depth");
     _pending[(_pending_head + _pending_count++) % _nrecv] = {r, wc.byte_len};
     return;
   }
   take_capsule({r, wc.byte_len});
+}
+
+// The capsule in receive buffer r is refused and the queue closes. With an SRQ the buffer is
+// every queue's of the device: it goes back now, or the device's receives drain one refused
+// capsule at a time until no host can send. The queue's own ring dies with the queue.
+void RdmaQueue::refuse_capsule(uint32_t r, const std::string& why) {
+  if (_srq) _device->post_srq_recv(r);
+  fail(why);
 }
 
 // A capsule in receive buffer r becomes a command: SQE and in-capsule data are copied out, so
@@ -159,7 +170,10 @@ void RdmaQueue::start_command(Command& c) {
 void RdmaQueue::complete(core::Request& req) {
   Command& c = *reinterpret_cast<Command*>(&req);
   _sq.record_latency(req, this);
-  std::memcpy(_pool.cqe(c.index), &req.cqe, nvme::cqe_size);
+  if (!_grown && _sq.connected())
+    if (auto err = grow(); !err.empty()) return fail("cannot register the queue at Connect: " + err);
+  std::memcpy(cqe_of(c), &req.cqe, nvme::cqe_size);
+  c.cqe_sge = make_sge(cqe_of(c), nvme::cqe_size, _grown ? _pool.lkey() : _connect_pool.lkey());
   set_state(c, CmdState::sending);
   c.wr[1] = make_response(c.index, &c.cqe_sge, c.data);
   const bool data = req.status.ok() && req.dir == core::DataDir::controller_to_host && req.response_len > 0 &&

@@ -31,9 +31,10 @@ std::string addr_name(const sockaddr* sa) {
 }  // namespace
 
 RdmaTransport::RdmaTransport(core::Target& target, exec::Executor& executor, QueueLimits limits,
-                             const tcp::Budgets& budgets, stats::Registry& registry, const RdmaOptions& options)
-    : _target(target), _registry(registry), _executor(&executor), _limits(limits), _options(options),
-      _budgets(budgets) {
+                             const tcp::Budgets& budgets, stats::Registry& registry, exec::ConnectionCap& cap,
+                             const RdmaOptions& options)
+    : _target(target), _registry(registry), _executor(&executor), _limits(limits), _cap(cap), _options(options),
+      _budgets(budgets), _handshakes(limits.connect_timeout_ms) {
   _epoll_fd = epoll_create1(EPOLL_CLOEXEC);
   _stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   epoll_event ev{};
@@ -46,7 +47,10 @@ RdmaTransport::~RdmaTransport() {
   stop_accepting();
   {
     std::lock_guard lk(_mutex);
-    for (auto& [id, e] : _queues) delete e.queue;  // only if the executor was never stopped
+    for (auto& [id, e] : _queues) {  // only if the executor was never stopped
+      delete e.queue;
+      _cap.release();
+    }
     _queues.clear();
     _devices.clear();  // after their queues: the PD and pool outlive every QP and MR on them
   }
@@ -107,9 +111,10 @@ void RdmaTransport::cm_loop() {
   pthread_setname_np(pthread_self(), "nvmt-rdma-cm");
   std::array<epoll_event, 4> evs;
   for (;;) {
-    const int n = epoll_wait(_epoll_fd, evs.data(), static_cast<int>(evs.size()), -1);
+    const int n = epoll_wait(_epoll_fd, evs.data(), static_cast<int>(evs.size()), exec::wait_ms_until(_handshakes.next()));
     for (int i = 0; i < n; ++i)
       if (evs[i].data.fd == _stop_fd) return;
+    expire_handshakes();
     rdma_cm_event* ev = nullptr;
     while (rdma_get_cm_event(_channel, &ev) == 0) {
       // Ids and queues are destroyed only after their event is acked: rdma_destroy_id waits
@@ -141,19 +146,23 @@ void RdmaTransport::on_connect_request(rdma_cm_event& ev, std::vector<rdma_cm_id
   };
   if (req.status != CmStatus::ok) return reject(req.status, ""), rejected.push_back(id);
   std::lock_guard lk(_mutex);
-  if (_queues.size() >= _limits.max_connections)
-    return reject(CmStatus::no_resources, " (max_connections " + std::to_string(_limits.max_connections) + ")"),
+  if (!_cap.try_acquire())
+    return reject(CmStatus::no_resources, " (max_connections " + std::to_string(_cap.max()) + ")"),
            rejected.push_back(id);
+  // From here every refusal gives the slot back; an accepted queue gives it back when it goes.
+  const auto refuse = [&](const std::string& why) {
+    _cap.release();
+    reject(CmStatus::no_resources, " (" + why + ")");
+  };
   std::shared_ptr<SharedDevice> device;
-  if (auto err = device_for(id->verbs, device); !err.empty())
-    return reject(CmStatus::no_resources, " (" + err + ")"), rejected.push_back(id);
+  if (auto err = device_for(id->verbs, device); !err.empty()) return refuse(err), rejected.push_back(id);
   RdmaQueue* q = nullptr;
   try {
     q = new RdmaQueue(id, peer, _target, *_executor, _limits, _budgets, std::move(device));
   } catch (const std::exception& e) {  // bad_alloc: this connection is refused, the thread goes on
-    return reject(CmStatus::no_resources, std::string(" (") + e.what() + ")"), rejected.push_back(id);
+    return refuse(e.what()), rejected.push_back(id);
   }
-  if (auto err = q->setup(req); !err.empty()) return reject(CmStatus::no_resources, " (" + err + ")"), dead.push_back(q);
+  if (auto err = q->setup(req); !err.empty()) return refuse(err), dead.push_back(q);
   ibv_device_attr attr{};
   ibv_query_device(id->verbs, &attr);
   const auto accept = encode_cm_accept(q->recv_depth());
@@ -166,6 +175,7 @@ void RdmaTransport::on_connect_request(rdma_cm_event& ev, std::vector<rdma_cm_id
   p.flow_control = 1;
   if (rdma_accept(id, &p) != 0) {
     _target.log(core::EventLevel::warning, "cannot accept " + peer + ": " + std::strerror(errno));
+    _cap.release();
     return dead.push_back(q);
   }
   q->set_retire_hook([this](RdmaQueue* dead_q) { on_retire(dead_q); });
@@ -193,9 +203,25 @@ void RdmaTransport::on_established(rdma_cm_id* id) {
   RdmaQueue* q = it->second.queue;
   it->second.attached = true;
   ++_counts.connects;
-  q->stats().set_identity({_next_queue_id++, 0, 0, {}, q->peer(), "rdma", q->comp_vector()});
+  const uint64_t queue_id = _next_queue_id++;
+  q->stats().set_identity({queue_id, 0, 0, {}, q->peer(), "rdma", q->comp_vector()});
   _registry.add_queue(&q->stats());
   _executor->attach(*q);
+  _handshakes.add(id, queue_id);
+}
+
+// Established queues that have not completed Connect by their deadline are told to close, as
+// TCP's: the queue's memory and a connection slot are not held by a host that never connects.
+void RdmaTransport::expire_handshakes() {
+  std::lock_guard lk(_mutex);
+  _handshakes.expire(std::chrono::steady_clock::now(), [this](rdma_cm_id* id, uint64_t queue_id) {
+    auto it = _queues.find(id);
+    if (it == _queues.end() || !it->second.attached || it->second.queue->connected() ||
+        it->second.queue->stats().identity().queue_id != queue_id)
+      return;
+    ++_counts.connect_timeouts;
+    it->second.queue->expire_handshake();
+  });
 }
 
 void RdmaTransport::on_event(rdma_cm_event& ev, std::vector<RdmaQueue*>& dead) {
@@ -214,6 +240,7 @@ void RdmaTransport::on_event(rdma_cm_event& ev, std::vector<RdmaQueue*>& dead) {
   if (it->second.attached) return it->second.queue->on_disconnected();
   dead.push_back(it->second.queue);  // never established: no executor knows it
   _queues.erase(it);
+  _cap.release();
 }
 
 void RdmaTransport::on_retire(RdmaQueue* q) {
@@ -225,6 +252,7 @@ void RdmaTransport::on_retire(RdmaQueue* q) {
     _move.forget(q);
   }
   delete q;
+  _cap.release();
 }
 
 void RdmaTransport::set_executor(exec::Executor& e) {

@@ -14,6 +14,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "engine/exec/connect_deadlines.hpp"
+#include "engine/exec/connection_cap.hpp"
 #include "engine/exec/executor.hpp"
 #include "engine/exec/queue_move.hpp"
 #include "engine/rdma/queue.hpp"
@@ -25,14 +27,15 @@ class Target;
 namespace rdma {
 
 struct TransportStats {
-  uint64_t connects = 0, rejects = 0, disconnects = 0;
+  uint64_t connects = 0, rejects = 0, disconnects = 0, connect_timeouts = 0;
   uint32_t queues = 0;
 };
 
 class RdmaTransport {
  public:
+  // cap: the engine's connection limit, shared with its other transports.
   RdmaTransport(core::Target& target, exec::Executor& executor, QueueLimits limits, const tcp::Budgets& budgets,
-                stats::Registry& registry, const RdmaOptions& options = {});
+                stats::Registry& registry, exec::ConnectionCap& cap, const RdmaOptions& options = {});
   ~RdmaTransport();
   RdmaTransport(const RdmaTransport&) = delete;
   RdmaTransport& operator=(const RdmaTransport&) = delete;
@@ -59,6 +62,7 @@ class RdmaTransport {
   void on_connect_request(rdma_cm_event& ev, std::vector<rdma_cm_id*>& rejected, std::vector<RdmaQueue*>& dead);
   void on_established(rdma_cm_id* id);
   void on_retire(RdmaQueue* q);
+  void expire_handshakes();
   bool open_channel(std::string& error);
   std::string device_for(ibv_context* verbs, std::shared_ptr<SharedDevice>& out);
 
@@ -66,6 +70,7 @@ class RdmaTransport {
   stats::Registry& _registry;
   exec::Executor* _executor;  // guarded by _mutex
   QueueLimits _limits;
+  exec::ConnectionCap& _cap;
   RdmaOptions _options;
   tcp::LiveBudgets _budgets;
   // One per device, opened by its first connection, kept until the transport goes (guarded by
@@ -75,6 +80,9 @@ class RdmaTransport {
   std::vector<rdma_cm_id*> _listen_ids;
   int _epoll_fd = -1, _stop_fd = -1;
   std::thread _thread;
+  // CM thread only: established queues that must complete Connect by a deadline, by CM id (the
+  // key of _queues, so one closed meanwhile is found gone).
+  exec::ConnectDeadlines<rdma_cm_id> _handshakes;
   // Taken on connect, disconnect and switch, never per command. Recursive: a handover or a
   // retirement may run on the thread that holds it.
   mutable std::recursive_mutex _mutex;

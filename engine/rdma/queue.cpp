@@ -29,6 +29,7 @@ RdmaQueue::~RdmaQueue() {
   if (_srq && _cmds) return_srq_receives();
   if (_cq) ibv_destroy_cq(_cq);
   if (_channel) ibv_destroy_comp_channel(_channel);
+  _connect_pool.deregister();
   _pool.deregister();
   rdma_destroy_id(_id);
   // Buffers of commands still out return with the cache, after _ioctx (backend I/O) has gone.
@@ -47,8 +48,13 @@ std::string RdmaQueue::setup(const CmRequestResult& req) {
   _ncmds = req.recv_depth;
   if (!(_channel = ibv_create_comp_channel(verbs))) return errno_text("ibv_create_comp_channel");
   fcntl(_channel->fd, F_SETFL, fcntl(_channel->fd, F_GETFL) | O_NONBLOCK);
-  // Signaled completions: a receive per capsule, a READ and a SEND per command.
-  const int cqe = static_cast<int>(_nrecv + 2 * _ncmds);
+  // Room for every completion that can be waiting at once, or the CQ overruns (a CQ error: the
+  // QP is lost). Send side: a READ or SEND per work request, at most max_send_wr. Receives: as
+  // many as can be posted for this QP, which with an SRQ is the whole SRQ, not the queue's
+  // depth: a host may send faster than its queue is served, and each capsule takes an SRQ
+  // buffer and completes here until the queue refuses it, which it can only do once polled.
+  const uint32_t receives = _srq ? _device->srq_size() : _nrecv;
+  const int cqe = static_cast<int>(receives + 2 * _ncmds);
   _comp_vector = choose_comp_vector(_device->options().comp_vector, req.request.qid, verbs->num_comp_vectors);
   if (!(_cq = ibv_create_cq(verbs, cqe, this, _channel, _comp_vector))) return errno_text("ibv_create_cq");
   ibv_qp_init_attr qa{};
@@ -61,9 +67,11 @@ std::string RdmaQueue::setup(const CmRequestResult& req) {
   qa.cap.max_recv_sge = _srq ? 0 : 1;
   if (rdma_create_qp(_id, pd, &qa) != 0) return errno_text("rdma_create_qp");
   _qp = true;
-  // Data buffers come from the device's pool; the queue registers only capsules and CQEs.
-  const PoolLayout layout{_srq ? 0 : _nrecv, nvme::sqe_size + _limits.io_icd_size, _ncmds};
-  if (auto err = _pool.create(pd, layout); !err.empty()) return err;
+  // Data buffers come from the device's pool; the queue registers only capsules and CQEs, and
+  // until Connect says who the host is only what receiving Connect needs, so a host that opens
+  // connections and never connects (or is refused) pins one capsule each, not a ring.
+  const PoolLayout layout{_srq ? 0u : 1u, nvme::sqe_size + _limits.io_icd_size, 1};
+  if (auto err = _connect_pool.create(pd, layout); !err.empty()) return err;
   try {
     _cmds.reset(new Command[_ncmds]);
     _recv_sge.reset(new ibv_sge[_nrecv]);
@@ -78,20 +86,39 @@ std::string RdmaQueue::setup(const CmRequestResult& req) {
     c.index = i;
     c.req.sq = &_sq;
     c.req.buf_cap = _limits.mdts_bytes;
-    c.cqe_sge = make_sge(_pool.cqe(i), nvme::cqe_size, _pool.lkey());
     _free.push_back(i);
   }
-  for (uint32_t i = 0; !_srq && i < _nrecv; ++i) {
-    _recv_sge[i] = make_sge(_pool.capsule(i), layout.capsule_size, _pool.lkey());
-    if (!post_recv(i)) return errno_text("ibv_post_recv");
+  if (!_srq) {
+    _recv_sge[0] = make_sge(_connect_pool.capsule(0), layout.capsule_size, _connect_pool.lkey());
+    if (!post_recv(0)) return errno_text("ibv_post_recv");
   }
   if (ibv_req_notify_cq(_cq, 0) != 0) return errno_text("ibv_req_notify_cq");
   return {};
 }
 
+// Connect was accepted: the receive ring and a CQE per slot are registered and the receives
+// posted before the response goes out, so the host finds them when it sends its next command.
+// The Connect receive is not reposted (repost): the ring takes the QP's receive slots.
+std::string RdmaQueue::grow() {
+  const PoolLayout layout{_srq ? 0 : _nrecv, nvme::sqe_size + _limits.io_icd_size, _ncmds};
+  if (auto err = _pool.create(_device->pd(), layout); !err.empty()) return err;
+  _connect_pool.deregister();
+  _grown = true;
+  for (uint32_t i = 0; !_srq && i < _nrecv; ++i) {
+    _recv_sge[i] = make_sge(_pool.capsule(i), layout.capsule_size, _pool.lkey());
+    if (!post_recv(i)) return errno_text("ibv_post_recv");
+  }
+  return {};
+}
+
 std::array<int, 2> RdmaQueue::fds() const { return {_channel ? _channel->fd : -1, _ioctx.notify_fd()}; }
 
-bool RdmaQueue::repost(uint32_t r) { return _srq ? _device->post_srq_recv(r) : post_recv(r); }
+// Before Connect is accepted the queue's one receive is used once: success posts the ring (grow),
+// and after a refused Connect the host has nothing more to send.
+bool RdmaQueue::repost(uint32_t r) {
+  if (_srq) return _device->post_srq_recv(r);
+  return !_grown || post_recv(r);
+}
 
 bool RdmaQueue::post_recv(uint32_t i) {
   ibv_recv_wr wr = make_recv(i, &_recv_sge[i]);
@@ -154,6 +181,10 @@ exec::Progress RdmaQueue::io_work() {
   drain_channel();
   if (_sq.poll_events()) fail("controller gone");
   if (_disconnected.load(std::memory_order_relaxed)) fail("host disconnected");
+  if (!_closing && !_sq.connected() && _handshake_expired.load(std::memory_order_relaxed)) {
+    fail("no Connect within " + std::to_string(_limits.connect_timeout_ms) + " ms");
+    _target.event("connect_timeout", "{\"peer\":" + core::json_string(_peer) + "}");
+  }
   const uint64_t deadline = b.deadline_us ? start + b.deadline_us * 1000ull : 0;
   unsigned ops = 0;
   bool progress = true;

@@ -33,7 +33,7 @@ struct QueueLimits {
   uint32_t io_icd_size = 8192;
   uint32_t mdts_bytes = 1 << 20;
   uint16_t max_io_queues = 64;
-  uint32_t max_connections = 4096;  // connect requests beyond this are rejected (no resources)
+  uint32_t connect_timeout_ms = 10000;  // established to a completed Connect
 };
 
 // Per-command state, changed only through RdmaQueue::set_state. buffer_wait: the device's data
@@ -48,12 +48,13 @@ class RdmaQueue final : public exec::Task, public core::TransportQueue, private 
             const QueueLimits& limits, const tcp::LiveBudgets& budgets, std::shared_ptr<SharedDevice> device);
   ~RdmaQueue() override;
 
-  // Sizes the queue for the CM request: PD, completion channel, CQ, QP, registered pool,
-  // receives posted. "" or why not (the request is then rejected with no_resources).
+  // Sizes the queue for the CM request: completion channel, CQ, QP, and what receiving the
+  // Connect capsule needs (one receive, one CQE); the receive ring is registered only once
+  // Connect is accepted (grow). "" or why not (the request is then rejected with no_resources).
   std::string setup(const CmRequestResult& req);
   uint16_t recv_depth() const { return static_cast<uint16_t>(_nrecv); }
   int comp_vector() const { return _comp_vector; }
-  size_t registered_bytes() const { return _pool.bytes(); }  // this queue's own: capsules, CQEs
+  size_t registered_bytes() const { return _connect_pool.bytes() + _pool.bytes(); }  // capsules, CQEs
 
   // exec::Task
   exec::Progress io_work() override;
@@ -76,6 +77,12 @@ class RdmaQueue final : public exec::Task, public core::TransportQueue, private 
     _disconnected.store(true, std::memory_order_relaxed);
     kick();
   }
+  // CM thread: Connect did not complete within connect_timeout_ms of the connection.
+  void expire_handshake() {
+    _handshake_expired.store(true, std::memory_order_relaxed);
+    kick();
+  }
+  bool connected() const { return _sq.connected(); }
   rdma_cm_id* cm_id() const { return _id; }
   stats::QueueStats& stats() { return _stats; }
   void set_executor(exec::Executor& e);
@@ -100,13 +107,18 @@ class RdmaQueue final : public exec::Task, public core::TransportQueue, private 
   unsigned poll_cq(unsigned budget);
   void on_completion(const ibv_wc& wc);
   void on_recv(const ibv_wc& wc);
+  void refuse_capsule(uint32_t r, const std::string& why);
+  std::string grow();
+  uint8_t* cqe_of(const Command& c) const { return _grown ? _pool.cqe(c.index) : _connect_pool.cqe(0); }
   void take_capsule(Received r);
   bool attach_buffer(Command& c);
   void serve_buffer_waits();
   void release_buffer(Command& c);
   void return_srq_receives();
   void buffers_returned() override { kick(); }
-  uint8_t* capsule(uint32_t r) const { return _srq ? _device->srq_capsule(r) : _pool.capsule(r); }
+  uint8_t* capsule(uint32_t r) const {
+    return _srq ? _device->srq_capsule(r) : _grown ? _pool.capsule(r) : _connect_pool.capsule(0);
+  }
   bool repost(uint32_t r);
   void on_send_done(Command& c);
   void start_command(Command& c);
@@ -132,7 +144,11 @@ class RdmaQueue final : public exec::Task, public core::TransportQueue, private 
   int _comp_vector = 0;
   ibv_cq* _cq = nullptr;
   bool _qp = false;
-  BufferPool _pool;  // receive buffers (without SRQ) and response CQEs
+  // Before Connect is accepted: one receive buffer (without SRQ) and one CQE, as the host sends
+  // Connect alone and waits for its response. After: the ring of receive buffers and a CQE per
+  // command slot (_grown).
+  BufferPool _connect_pool, _pool;
+  bool _grown = false;
   // Before _ioctx: the buffers go back to the device only after backend I/O into them ended.
   BufferCache _buffers;
   backend::IoContext _ioctx;
@@ -148,7 +164,7 @@ class RdmaQueue final : public exec::Task, public core::TransportQueue, private 
   uint32_t _buf_wait_head = 0, _buf_wait_count = 0;
   uint64_t _buffer_waits = 0;  // commands that waited for a data buffer (logged at close)
   uint32_t _nrecv = 0, _ncmds = 0;
-  std::atomic<bool> _disconnected{false};
+  std::atomic<bool> _disconnected{false}, _handshake_expired{false};
   bool _closing = false, _admin = false, _identified = false, _ring_watched = false;
   std::function<void(RdmaQueue*)> _retire_hook;
 };

@@ -55,8 +55,9 @@ std::string apply_socket_options(int fd, const SocketOptions& o) {
 }  // namespace
 
 TcpTransport::TcpTransport(core::Target& target, exec::Executor& executor, QueueLimits limits, Budgets budgets,
-                           stats::Registry& registry)
-    : _target(target), _registry(registry), _executor(&executor), _limits(limits), _budgets(budgets) {
+                           stats::Registry& registry, exec::ConnectionCap& cap)
+    : _target(target), _registry(registry), _executor(&executor), _limits(limits), _cap(cap), _budgets(budgets),
+      _handshakes(limits.connect_timeout_ms) {
   _epoll_fd = epoll_create1(EPOLL_CLOEXEC);
   _stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   epoll_event ev{};
@@ -71,7 +72,10 @@ TcpTransport::~TcpTransport() {
   ::close(_epoll_fd);
   ::close(_stop_fd);
   std::lock_guard<std::recursive_mutex> lk(_mutex);
-  for (auto* q : _queues) delete q;  // only if the executor was never stopped
+  for (auto* q : _queues) {  // only if the executor was never stopped
+    delete q;
+    _cap.release();
+  }
 }
 
 uint16_t TcpTransport::listen(const std::string& traddr, const std::string& trsvcid, std::string& error) {
@@ -132,12 +136,9 @@ void TcpTransport::accept_loop() {
 
 // Sleep until the next handshake deadline or the end of a pause (-1: nothing to wait for).
 int TcpTransport::next_timeout_ms() {
-  auto until = clock::time_point::max();
-  if (!_handshakes.empty()) until = _handshakes.front().deadline;
+  auto until = _handshakes.next();
   if (_paused_until != clock::time_point{}) until = std::min(until, _paused_until);
-  if (until == clock::time_point::max()) return -1;
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(until - clock::now()).count();
-  return static_cast<int>(std::clamp<int64_t>(ms + 1, 0, 1000));
+  return exec::wait_ms_until(until);
 }
 
 // Out of fds (EMFILE, ENFILE) or memory: the pending connection stays in the backlog, so the
@@ -193,14 +194,14 @@ void TcpTransport::serve_fd(int fd, const sockaddr_in& peer) {
   // moves every queue it finds in _executor's task list, so none is left behind.
   std::lock_guard<std::recursive_mutex> lk(_mutex);
   const std::string name = peer_name(peer);
-  if (_queues.size() >= _limits.max_connections) {
+  if (!_cap.try_acquire()) {
     ::close(fd);
     ++_refused;
     const auto now = clock::now();
     if (now - _last_refusal_log >= std::chrono::seconds(1)) {  // one line per second in a storm
       _last_refusal_log = now;
       _target.log(core::EventLevel::warning, "connection from " + name + " closed: max_connections (" +
-                                                 std::to_string(_limits.max_connections) + ") reached");
+                                                 std::to_string(_cap.max()) + ") reached");
     }
     return;
   }
@@ -213,6 +214,7 @@ void TcpTransport::serve_fd(int fd, const sockaddr_in& peer) {
   } catch (const std::exception& e) {  // bad_alloc, or the set could not grow
     delete q;  // closes fd
     if (!q) ::close(fd);
+    _cap.release();
     ++_refused;
     _target.log(core::EventLevel::warning, "connection from " + name + " closed: " + e.what());
     return;
@@ -221,7 +223,7 @@ void TcpTransport::serve_fd(int fd, const sockaddr_in& peer) {
   q->stats().set_identity({queue_id, 0, 0, {}, q->peer(),
                            q->mechanism() == IoMechanism::io_uring ? "io_uring" : "epoll"});
   _registry.add_queue(&q->stats());
-  _handshakes.push_back({clock::now() + std::chrono::milliseconds(_limits.connect_timeout_ms), q, queue_id});
+  _handshakes.add(q, queue_id);
   _executor->attach(*q);
 }
 
@@ -229,17 +231,12 @@ void TcpTransport::serve_fd(int fd, const sockaddr_in& peer) {
 // is gone (closed, retired) is no longer in _queues: its pointer is never touched, and a new
 // queue at its address has another queue_id.
 void TcpTransport::expire_handshakes() {
-  const auto now = clock::now();
   std::lock_guard<std::recursive_mutex> lk(_mutex);
-  while (!_handshakes.empty() && _handshakes.front().deadline <= now) {
-    const Handshake h = _handshakes.front();
-    _handshakes.pop_front();
-    TcpQueue* q = h.queue;
-    if (_queues.count(q) && q->stats().identity().queue_id == h.queue_id && !q->connected()) {
-      ++_connect_timeouts;
-      q->expire_handshake();
-    }
-  }
+  _handshakes.expire(clock::now(), [this](TcpQueue* q, uint64_t queue_id) {
+    if (!_queues.count(q) || q->stats().identity().queue_id != queue_id || q->connected()) return;
+    ++_connect_timeouts;
+    q->expire_handshake();
+  });
 }
 
 void TcpTransport::set_executor(exec::Executor& e) {
@@ -269,6 +266,7 @@ void TcpTransport::on_retire(TcpQueue* q) {
     _move.forget(q);  // closed while a switch was moving it
   }
   delete q;
+  _cap.release();
 }
 
 void TcpTransport::add_queue(TransportStats& s, const TcpQueue& q) {

@@ -13,6 +13,8 @@
 #include <netinet/in.h>
 #include <vector>
 
+#include "engine/exec/connect_deadlines.hpp"
+#include "engine/exec/connection_cap.hpp"
 #include "engine/exec/executor.hpp"
 #include "engine/exec/queue_move.hpp"
 #include "engine/tcp/queue.hpp"
@@ -42,9 +44,10 @@ struct SocketOptions {
 
 class TcpTransport {
  public:
-  // registry: where each queue's statistics block is registered while it lives.
+  // registry: where each queue's statistics block is registered while it lives. cap: the
+  // engine's connection limit, shared with its other transports.
   TcpTransport(core::Target& target, exec::Executor& executor, QueueLimits limits, Budgets budgets,
-               stats::Registry& registry);
+               stats::Registry& registry, exec::ConnectionCap& cap);
   ~TcpTransport();
   TcpTransport(const TcpTransport&) = delete;
   TcpTransport& operator=(const TcpTransport&) = delete;
@@ -91,6 +94,7 @@ class TcpTransport {
   uint64_t _next_queue_id = 1;  // guarded by _mutex
   exec::Executor* _executor;  // guarded by _mutex
   QueueLimits _limits;
+  exec::ConnectionCap& _cap;
   SocketOptions _sockopts;
   LiveBudgets _budgets;
   std::atomic<IoMechanism> _mechanism{IoMechanism::epoll};
@@ -103,16 +107,8 @@ class TcpTransport {
   mutable std::recursive_mutex _mutex;
   exec::QueueMove<TcpQueue> _move;  // a live switch under way
   std::unordered_set<TcpQueue*> _queues;
-  // Accept thread only: queues that must complete Connect by a deadline, oldest first (one
-  // timeout for all, so accept order is deadline order).
-  // A queue is named by its address and its queue_id: under connection churn a new queue is often
-  // allocated where a closed one was, and would be expired at the dead one's deadline.
-  struct Handshake {
-    std::chrono::steady_clock::time_point deadline;
-    TcpQueue* queue;
-    uint64_t queue_id;
-  };
-  std::deque<Handshake> _handshakes;
+  // Accept thread only: queues that must complete Connect by a deadline.
+  exec::ConnectDeadlines<TcpQueue> _handshakes;
   // Accept thread only: out of fds or memory, accepting pauses until then, backing off.
   std::chrono::steady_clock::time_point _paused_until{};
   unsigned _backoff_ms = 0;

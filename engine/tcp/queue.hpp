@@ -35,7 +35,6 @@ struct QueueLimits {
   uint32_t io_icd_size = 8192;   // in-capsule data accepted on I/O queues
   uint32_t maxh2cdata = 128 * 1024;
   uint32_t mdts_bytes = 1 << 20;
-  uint32_t max_connections = 4096;      // the transport closes connections beyond this at accept
   uint32_t connect_timeout_ms = 10000;  // accept to a completed Connect
 };
 

@@ -23,13 +23,17 @@
 
 #include "engine/control/config.hpp"
 #include "engine/control/engine.hpp"
+#include "engine/core/target.hpp"
+#include "engine/exec/connection_cap.hpp"
 #include "engine/initiator/commands.hpp"
 #include "engine/initiator/initiator.hpp"
 #include "engine/initiator/load_generator.hpp"
 #include "data/load/perf_options.hpp"
 #include "engine/nvme/le.hpp"
+#include "engine/tcp/listener.hpp"
 #include "support/engine_config.hpp"
 #include "support/eventually.hpp"
+#include "support/tcp_queue_harness.hpp"
 #include "support/sanitized.hpp"
 
 namespace {
@@ -316,6 +320,35 @@ TEST_P(DeallocateReadsZeroes, AsDlfeatPromises) {
 
 INSTANTIATE_TEST_SUITE_P(EveryBackend, DeallocateReadsZeroes, ::testing::Values("ram", "null", "file"));
 
+// Review "Hardening 2": a null read left the buffer as it was, so over TCP it sent back what the
+// command slot last held, the same host's earlier data (and over RDMA, whose data buffers all
+// queues of a device share, another host's: rdma_queue_test). Reads return zeroes now.
+TEST_F(HardeningTest, NullReadReturnsZeroesNotTheSlotsLastData) {
+  backend::BackendSpec b;
+  b.kind = "null";
+  b.size_bytes = 64 * MiB;
+  auto c = test_support::one_namespace_config(test_nqn, b, block);
+  c.threading.threads = 1;
+  c.threading.cpus = {0};
+  ASSERT_NO_FATAL_FAILURE(serve(c));
+  auto ctrl = Controller::connect(target());
+  ASSERT_RESULT(ctrl);
+  auto q = (*ctrl)->create_io_queue(2);  // few slots: the read reuses the write's buffer
+  ASSERT_RESULT(q);
+  auto run = [&](Io io) {
+    Waiter w;
+    io.done = w.callback();
+    EXPECT_TRUE((*q)->submit(io));
+    EXPECT_TRUE(w.wait(**q, 10s));
+    return w.c.ok();
+  };
+  std::vector<uint8_t> pattern(16 * 1024, 0xa5), got(16 * 1024, 0xee);
+  const uint16_t nlb0 = 16 * 1024 / block - 1;
+  ASSERT_TRUE(run(Io{Op::write, 1, 0, nlb0, pattern}));
+  ASSERT_TRUE(run(Io{Op::read, 1, 0, nlb0, got}));
+  EXPECT_EQ(std::count(got.begin(), got.end(), 0), std::ssize(got)) << "byte 0 is " << int(got[0]);
+}
+
 // ---- Defect 2: accept storms -----------------------------------------------------------------
 
 long rss_kib() {
@@ -596,6 +629,53 @@ TEST_F(HardeningTest, IdleDiscoveryControllersExpire) {
       },
       3s, 50ms))
       << "no connection was freed for a host";
+}
+
+// Review "Hardening 2": max_connections was counted per transport, so TCP and RDMA together
+// served twice the cap. One exec::ConnectionCap is the engine's, handed to both; here RDMA's
+// share is slots taken on the cap directly (no RDMA device on these machines): TCP accepts only
+// what is left, and a slot RDMA gives back is TCP's again.
+TEST(SharedConnectionCap, TcpTakesOnlyWhatOtherTransportsLeave) {
+  core::Target target{core::Limits{}};
+  test_support::PassiveExecutor executor;
+  stats::Registry registry;
+  exec::ConnectionCap cap(3);
+  ASSERT_TRUE(cap.try_acquire());  // two RDMA connections
+  ASSERT_TRUE(cap.try_acquire());
+  tcp::TcpTransport t(target, executor, tcp::QueueLimits{}, tcp::Budgets{}, registry, cap);
+  std::string err;
+  const uint16_t port = t.listen("127.0.0.1", "0", err);
+  ASSERT_NE(port, 0) << err;
+  t.start();
+  const int first = tcp_connect(port);
+  EXPECT_TRUE(test_support::eventually([&] { return t.stats().queues == 1; }, 5s));
+  const int over = tcp_connect(port);
+  EXPECT_TRUE(closed_by_peer(over, 5000ms)) << "TCP served beyond the engine's cap";
+  EXPECT_EQ(t.stats().queues, 1u);
+  EXPECT_EQ(cap.used(), 3u);
+  cap.release();  // an RDMA connection goes
+  const int again = tcp_connect(port);
+  EXPECT_TRUE(test_support::eventually([&] { return t.stats().queues == 2; }, 5s));
+  EXPECT_FALSE(closed_by_peer(again, 200ms));
+  EXPECT_EQ(cap.used(), 3u);
+  t.stop_accepting();
+  for (int fd : {first, over, again}) close(fd);
+}
+
+TEST(SharedConnectionCap, ConcurrentTakersNeverExceedIt) {
+  exec::ConnectionCap cap(1000);
+  std::atomic<uint32_t> got{0};
+  std::vector<std::thread> ts;
+  for (int i = 0; i < 2; ++i)
+    ts.emplace_back([&] {
+      for (int k = 0; k < 5000; ++k)
+        if (cap.try_acquire()) got.fetch_add(1);
+    });
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(got.load(), 1000u);
+  EXPECT_EQ(cap.used(), 1000u);
+  for (uint32_t i = 0; i < got; ++i) cap.release();
+  EXPECT_EQ(cap.used(), 0u);
 }
 
 // ---- Defect 7: queue and controller lifecycle details --------------------------------------

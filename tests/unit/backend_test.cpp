@@ -220,22 +220,35 @@ TEST(BackendFactory, FileSizeRules) {
 
 // --- null --------------------------------------------------------------------------------------
 
-TEST(NullBackend, CompletesSynchronouslyWithoutTouchingData) {
+TEST(NullBackend, CompletesSynchronouslyAndReadsZeroes) {
   auto b = open_null(1 << 30);
   ASSERT_NE(b, nullptr);
   EXPECT_FALSE(b->volatile_cache());
+  EXPECT_TRUE(b->reads_zeroes_after_deallocate());
   IoContext ctx(ring_entries);
   auto buf = make_buffer(block);
   fill(buf.get(), block, 3);
-  for (IoOp op : {IoOp::read, IoOp::write, IoOp::flush, IoOp::write_zeroes, IoOp::discard}) {
+  for (IoOp op : {IoOp::write, IoOp::flush, IoOp::write_zeroes, IoOp::discard}) {
     Io io = make_io(op, 0, block, buf.get());
     EXPECT_TRUE(b->submit(ctx, io));
     EXPECT_EQ(io.result, 0);
   }
-  // Documented choice: a null read leaves the buffer as it was (no memset per read).
   auto expect = make_buffer(block);
   fill(expect.get(), block, 3);
-  EXPECT_EQ(std::memcmp(buf.get(), expect.get(), block), 0);
+  EXPECT_EQ(std::memcmp(buf.get(), expect.get(), block), 0) << "only a read writes the buffer";
+  // A read never returns what the buffer held (another host's data, over RDMA): it is cleared,
+  // or the read is lent zeroes when the transport sends lent memory.
+  Io rd = make_io(IoOp::read, 0, block, buf.get());
+  EXPECT_TRUE(b->submit(ctx, rd));
+  EXPECT_EQ(rd.lent, nullptr);
+  EXPECT_TRUE(std::all_of(buf.get(), buf.get() + block, [](uint8_t v) { return v == 0; }));
+  fill(buf.get(), block, 3);
+  Io lent = make_io(IoOp::read, 0, block, buf.get());
+  lent.may_lend = true;
+  EXPECT_TRUE(b->submit(ctx, lent));
+  ASSERT_NE(lent.lent, nullptr);
+  EXPECT_TRUE(std::all_of(lent.lent, lent.lent + block, [](uint8_t v) { return v == 0; }));
+  EXPECT_EQ(std::memcmp(buf.get(), expect.get(), block), 0) << "a lent read leaves the buffer alone";
   EXPECT_EQ(ctx.notify_fd(), -1);  // never needed a ring
 }
 

@@ -1,6 +1,7 @@
 #pragma once
-// The null backend: every operation succeeds at once and no data is stored. It measures the
-// engine and the transport without any medium behind them (like the kernel's null_blk).
+// The null backend: every operation succeeds at once, no data is stored, reads return zeroes.
+// It measures the engine and the transport without any medium behind them (like the kernel's
+// null_blk).
 // With a delay, each completion comes that long after submission (null_blk's completion_nsec
 // with irqmode=2), through the queue's io_uring timer: no thread per I/O.
 #include <memory>
@@ -16,8 +17,6 @@ class NullBackend final : public Backend {
       : _size_bytes(size_bytes), _delay_ns(uint64_t{delay_us} * 1000) {}
   std::string_view kind() const override { return "null"; }
   uint64_t size_bytes() const override { return _size_bytes; }
-  // Reads return whatever the buffer held: nothing is stored, so nothing reads as zeroes.
-  bool reads_zeroes_after_deallocate() const override { return false; }
   bool submit(IoContext& ctx, Io& io) override;
 
  private:
