@@ -14,6 +14,7 @@
 
 #include "engine/control/engine.hpp"
 #include "engine/control/rpc_methods.hpp"
+#include "engine/control/steering_json.hpp"
 #include "engine/system/cpu_mask.hpp"
 #include "engine/system/irq_table.hpp"
 #include "engine/system/steering_files.hpp"
@@ -507,6 +508,35 @@ TEST(SteeringTxn, ErrorsSayWhatTheyMean) {
   EXPECT_NE(sys::explain_write_error("/proc/irq/9/smp_affinity_list", EIO).find("managed IRQ"), std::string::npos);
   EXPECT_NE(sys::explain_write_error("/proc/irq/9/smp_affinity_list", EACCES).find("needs root"), std::string::npos);
   EXPECT_NE(sys::explain_write_error("/sys/class/net/x/queues/rx-0/rps_cpus", EROFS).find("read-only"), std::string::npos);
+}
+
+// Flow tables and busy-poll times within what the kernel can take: every value out of bounds is
+// reported with its path, in one pass, and nothing of the request is kept.
+TEST(SteeringRequest, KernelBoundsForFlowTablesAndBusyPolling) {
+  using nlohmann::json;
+  sys::SteeringRequest req;
+  const auto errors = control::parse_steering_request(json::parse(R"({
+      "rps": [{"device": "eth0", "queue": 0, "flow_cnt": 1073741824}, {"device": "eth0", "queue": 1, "flow_cnt": 3000},
+              {"device": "eth0", "queue": 2, "flow_cnt": 536870912}],
+      "rps_sock_flow_entries": 1073741824, "busy_poll": 1000001, "busy_read": 1073741824})"),
+                                                      "params", req);
+  std::vector<std::string> paths;
+  for (const auto& e : errors) paths.push_back(e.path);
+  EXPECT_EQ(paths, (std::vector<std::string>{"params.busy_poll", "params.busy_read", "params.rps[0].flow_cnt",
+                                             "params.rps[1].flow_cnt", "params.rps_sock_flow_entries"}));
+  for (const auto& e : errors) {
+    const bool flow = e.path.find("flow") != std::string::npos;
+    EXPECT_NE(e.message.find(flow ? "a power of two up to 536870912" : "0..1000000"), std::string::npos) << e.path << ": " << e.message;
+  }
+  EXPECT_TRUE(req.rps.empty());
+
+  const auto ok = control::parse_steering_request(json::parse(R"({
+      "rps": [{"device": "eth0", "flow_cnt": 536870912}, {"device": "eth1", "flow_cnt": 0}],
+      "rps_sock_flow_entries": 32768, "busy_poll": 1000000, "busy_read": 0})"),
+                                                  "params", req);
+  EXPECT_TRUE(ok.empty()) << ok.front().path << ": " << ok.front().message;
+  EXPECT_EQ(req.rps_sock_flow_entries, 32768u);
+  EXPECT_EQ(req.busy_poll, 1000000u);
 }
 
 // What a GUI panel calls: steering.get, steering.plan, steering.apply, steering.revert on an
