@@ -221,6 +221,7 @@ std::optional<data::Profile> import_document(const std::string& file, const std:
   if (imported.source == data::ProfileSource::profile) return parse_checked(file, text);
   std::printf("imported from %s: %s\n", data::source_name(imported.source), file.c_str());
   for (const auto& line : imported.no_equivalent) std::printf("  no equivalent: %s\n", line.c_str());
+  for (const auto& line : imported.warnings) std::printf("  warning: %s\n", line.c_str());
   // Judged as a profile: what the other tool allows and nvmetune does not is an error here.
   return parse_checked(file + " (as a profile)", imported.profile.dump());
 }

@@ -118,9 +118,15 @@ expect_exit 0 "import nvmetcli" -- "${profile[@]}" import "$data/nvmetcli_config
 expect_grep "$work/out" 'imported from nvmetcli' "detected as nvmetcli"
 expect_grep "$work/out" 'no equivalent: ports\[1\] \(rdma 10\.0\.0\.1:4420\): transport rdma' "nvmetcli: rdma port reported"
 expect_grep "$work/out" 'no equivalent: .*dhchap_key' "nvmetcli: host key reported"
+expect_grep "$work/out" 'warning: subsystem nqn\.2026-01\.io\.example:kernel-a nsid 1: /dev/nvme0n1 is a device' "nvmetcli: a served block device is warned about"
 expect_exit 0 "show kernel" -- "${profile[@]}" show kernel
 expect_grep "$work/out" '"path": "/dev/nvme0n1"' "nvmetcli: namespace device path"
 expect_grep "$work/out" '"in_capsule_data_size": 16384' "nvmetcli: inline_data_size"
+expect_exit 0 "import nvmetcli exporting system files" -- "${profile[@]}" import "$data/nvmetcli_system_paths.json" --name exports
+expect_grep "$work/out" 'warning: subsystem nqn\.2026-01\.io\.example:exports nsid 3: /etc/shadow is a system file' "nvmetcli: /etc/shadow warned about"
+expect_grep "$work/out" 'warning: .* nsid 5: /etc/passwd is a system file' "nvmetcli: /srv/../../etc/passwd warned about as /etc/passwd"
+expect_exit 0 "import SPDK exporting a device" -- "${profile[@]}" import "$data/spdk_system_paths.json" --name spdk-exports
+expect_grep "$work/out" 'warning: subsystem nqn\.2016-06\.io\.spdk:exports nsid 1: /dev/nvme1n1 is a device' "SPDK: aio bdev on a device warned about"
 expect_exit 0 "import SPDK" -- "${profile[@]}" import "$data/spdk_save_config.json" --name spdk
 expect_grep "$work/out" 'imported from SPDK save_config' "detected as SPDK"
 expect_grep "$work/out" 'no equivalent: bdev bdev_nvme_attach_controller Nvme0' "SPDK: NVMe bdev reported"

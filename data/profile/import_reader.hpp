@@ -87,6 +87,16 @@ class Importer {
   Reader _r;
 };
 
+// A warning for each imported file namespace that would serve a device or a system file
+// (served_path_warning), whichever tool's configuration it came from.
+inline void warn_served_paths(ImportResult& out) {
+  if (!out.profile.subsystems) return;
+  for (const auto& s : *out.profile.subsystems)
+    for (const auto& ns : s.namespaces)
+      if (auto why = ns.backend.kind == "file" ? served_path_warning(ns.backend.path) : std::string(); !why.empty())
+        out.warnings.push_back("subsystem " + s.nqn + " nsid " + std::to_string(ns.nsid) + ": " + why);
+}
+
 // Runs importer T (an Importer with run(doc)) over doc. Its errors come in the order it reads
 // sections, not the document's; sorted by path, they read like parse_profile's.
 template <typename T>
@@ -94,6 +104,7 @@ ImportResult run_importer(const json& doc) {
   ImportResult out;
   T(out).run(doc);
   control::sort_by_path(out.errors);
+  warn_served_paths(out);
   return out;
 }
 

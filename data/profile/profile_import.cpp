@@ -1,6 +1,8 @@
 // Which tool wrote a document, and importing it (profile_import.hpp).
 #include "data/profile/profile_import.hpp"
 
+#include <filesystem>
+
 #include "engine/control/json_document.hpp"
 
 namespace data {
@@ -16,6 +18,28 @@ ProfileSource detect_source(const nlohmann::json& doc) {
   if (subs != doc.end() && subs->is_array() && !subs->empty() && (*subs)[0].is_object() && (*subs)[0].contains("attr"))
     return ProfileSource::nvmetcli;
   return ProfileSource::unknown;
+}
+
+std::string served_path_warning(std::string_view path) {
+  // Trees whose files belong to the system: configuration and credentials, the boot loader's
+  // kernels, the kernel's own interfaces, programs and libraries, root's home. Not /var/lib,
+  // where disk images are commonly kept (/var/lib/nvmet, /var/lib/libvirt/images).
+  static constexpr std::string_view system_trees[] = {"/etc", "/boot", "/proc", "/sys",  "/root",
+                                                      "/usr", "/bin",  "/sbin", "/lib",  "/lib32", "/lib64"};
+  if (path.empty() || path.front() != '/') return {};
+  const std::string p = std::filesystem::path(path).lexically_normal().string();
+  const auto under = [&](std::string_view tree) {
+    return p == tree || (p.size() > tree.size() && p.compare(0, tree.size(), tree) == 0 && p[tree.size()] == '/');
+  };
+  // /dev/shm is memory-backed files (test images are put there), not devices.
+  if (under("/dev") && !under("/dev/shm"))
+    return p + " is a device: applying the profile serves it raw to the subsystem's hosts, to read and overwrite "
+               "whatever it holds";
+  for (auto tree : system_trees)
+    if (under(tree))
+      return p + " is a system file (under " + std::string(tree) +
+             "): applying the profile lets the subsystem's hosts read and overwrite it";
+  return {};
 }
 
 const char* source_name(ProfileSource s) {
@@ -42,6 +66,7 @@ DocumentImport import_document(std::string_view text) {
   auto imported = out.source == ProfileSource::nvmetcli ? import_nvmetcli(parsed.doc) : import_spdk(parsed.doc);
   out.errors = std::move(imported.errors);
   out.no_equivalent = std::move(imported.no_equivalent);
+  out.warnings = std::move(imported.warnings);
   if (out.errors.empty()) out.profile = to_json(imported.profile);
   return out;
 }

@@ -20,6 +20,9 @@ namespace data {
 struct ImportResult {
   Profile profile;
   std::vector<std::string> no_equivalent;    // "ports[1] (rdma 10.0.0.1:4420): nvmetune serves tcp only"
+  // Imported as asked, but worth a look before applying: namespaces serving a block device or a
+  // system file ("subsystem NQN nsid 1: /dev/sda is a block device: ...").
+  std::vector<std::string> warnings;
   std::vector<control::ConfigError> errors;  // the input is unusable: not JSON, or the wrong shape
 };
 
@@ -33,6 +36,12 @@ const char* source_name(ProfileSource s);
 ImportResult import_nvmetcli(const nlohmann::json& doc);
 ImportResult import_spdk(const nlohmann::json& doc);
 
+// Why a file namespace on path deserves a warning ("" when it does not): applying the profile
+// serves what is there to every host the subsystem allows, read and write. Judged on the path
+// as written (lexically: "/srv/../etc/x" is /etc/x), since the profile may be applied on
+// another machine; a link elsewhere to such a file is not seen.
+std::string served_path_warning(std::string_view path);
+
 // Any document `profile import` takes, whichever tool wrote it: JSON syntax checked, the source
 // detected, and another tool's document converted (profile: its canonical JSON, to be judged by
 // parse_profile). A nvmetune profile is left to parse_profile on its own text (profile stays null).
@@ -41,6 +50,7 @@ struct DocumentImport {
   ProfileSource source = ProfileSource::unknown;
   nlohmann::json profile;
   std::vector<std::string> no_equivalent;
+  std::vector<std::string> warnings;
   std::vector<control::ConfigError> errors;
 };
 DocumentImport import_document(std::string_view text);

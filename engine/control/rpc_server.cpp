@@ -18,6 +18,8 @@
 #include <thread>
 #include <vector>
 
+#include "engine/system/private_dir.hpp"
+
 namespace control {
 
 namespace {
@@ -103,12 +105,6 @@ std::string parse_error_detail(const json::parse_error& e) {
 
 std::string errno_text(const std::string& what) { return what + ": " + std::strerror(errno); }
 
-std::string parent_of(const std::string& path) {
-  auto slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
 // The default directory of a user without XDG_RUNTIME_DIR: in /tmp, where anyone could have
 // made it first, so it is used only when it is ours and private.
 std::string tmp_socket_dir() { return "/tmp/nvmetune-" + std::to_string(geteuid()); }
@@ -116,15 +112,8 @@ std::string tmp_socket_dir() { return "/tmp/nvmetune-" + std::to_string(geteuid(
 // Creates the socket's directory (one level, mode 0700) when missing. A directory that exists
 // is used as it is, except the shared /tmp fallback, which must be ours and private.
 std::string ensure_parent_dir(const std::string& path) {
-  const std::string dir = parent_of(path);
-  if (mkdir(dir.c_str(), 0700) == 0) return {};
-  if (errno != EEXIST) return errno_text("cannot create directory " + dir);
-  struct stat st {};
-  if (stat(dir.c_str(), &st) != 0) return errno_text("cannot stat " + dir);
-  if (!S_ISDIR(st.st_mode)) return dir + " is not a directory";
-  if (dir == tmp_socket_dir() && (st.st_uid != geteuid() || (st.st_mode & 077) != 0))
-    return dir + " is not a private directory of uid " + std::to_string(geteuid()) + " (expected mode 0700)";
-  return {};
+  const std::string dir = sys::parent_dir(path);
+  return sys::ensure_dir(dir, dir == tmp_socket_dir() ? sys::DirTrust::private_0700 : sys::DirTrust::any);
 }
 
 bool fill_address(const std::string& path, sockaddr_un& addr) {

@@ -5,6 +5,7 @@
 #include <array>
 
 #include "engine/control/config_json.hpp"
+#include "engine/control/settings_schema.hpp"
 #include "engine/system/topology.hpp"
 
 namespace control {
@@ -17,7 +18,20 @@ constexpr std::array<std::string_view, 6> request_keys{"irq",           "rps",  
                                                        "rps_sock_flow_entries", "busy_poll", "busy_read"};
 constexpr std::array<std::string_view, 4> irq_keys{"irq", "device", "queue", "cpus"};
 constexpr std::array<std::string_view, 4> queue_keys{"device", "queue", "cpus", "flow_cnt"};
-constexpr uint64_t sysctl_max = 1u << 30;  // busy_poll/busy_read µs, flow table entries
+// The RFS socket table: the kernel refuses more than 2^29 entries (net/core/sysctl_net_core.c,
+// rps_sock_flow_sysctl: "Enforce limit to prevent overflow"). A queue's flow table (rps_flow_cnt)
+// takes its share of that table (Documentation/networking/scaling.rst: rps_sock_flow_entries /
+// rx queues), so a larger one only costs memory: 8 bytes an entry, vmalloc'd per queue, 4 GiB at
+// the bound already. The kernel rounds both up to a power of two, and reads back the rounded size.
+constexpr uint64_t flow_table_max = uint64_t{1} << 29;
+
+// busy_poll/busy_read are µs a socket's read or poll spins on the device queue. The kernel takes
+// any int, but a spin of seconds is a stalled reader, not a tuning: the bound of tcp.busy_poll_us,
+// SO_BUSY_POLL, the per-socket form of the same spin.
+uint64_t busy_poll_max_us() {
+  static const auto max = static_cast<uint64_t>(*find_setting("tcp.busy_poll_us")->max);
+  return max;
+}
 
 class Reader {
  public:
@@ -35,6 +49,20 @@ class Reader {
     if (it == v.end()) return std::nullopt;
     if (!it->is_number_unsigned() || it->get<uint64_t>() > hi)
       return error(path + "." + std::string(key), "expected an integer 0.." + std::to_string(hi) + ", got " + it->dump()),
+             std::nullopt;
+    return it->get<uint64_t>();
+  }
+
+  // A flow table size: 0 (off) or a power of two up to flow_table_max, the sizes the kernel keeps
+  // as given (it rounds others up, so what is read back would not be what was asked).
+  std::optional<uint64_t> flow_table(const json& v, std::string_view key, const std::string& path) {
+    auto it = v.find(key);
+    if (it == v.end()) return std::nullopt;
+    const bool ok = it->is_number_unsigned() && it->get<uint64_t>() <= flow_table_max &&
+                    (it->get<uint64_t>() & (it->get<uint64_t>() - 1)) == 0;
+    if (!ok)
+      return error(path + "." + std::string(key), "expected 0 (off) or a power of two up to " + std::to_string(flow_table_max) +
+                                                      " (the kernel rounds a table up to one), got " + it->dump()),
              std::nullopt;
     return it->get<uint64_t>();
   }
@@ -115,14 +143,15 @@ std::vector<ConfigError> parse_steering_request(const json& v, const std::string
         rule.device = r.device(e, p);
         if (rule.device.empty() && !e.contains("device")) r.error(p + ".device", "missing (the interface name)");
         if (auto n = r.number(e, "queue", p, UINT16_MAX)) rule.queue = unsigned(*n);
-        if (auto n = r.number(e, "flow_cnt", p, sysctl_max)) rule.flow_cnt = *n;
+        if (auto n = r.flow_table(e, "flow_cnt", p)) rule.flow_cnt = *n;
         rule.set_cpus = r.cpus(e, p, rule.cpus);
-        if (!e.contains("cpus") && !rule.flow_cnt) r.error(p + ".cpus", "missing (a CPU list, \"all\" or \"none\")");
+        // A rule may set only flow_cnt; one whose flow_cnt is refused has that error, not this one too.
+        if (!e.contains("cpus") && !e.contains("flow_cnt")) r.error(p + ".cpus", "missing (a CPU list, \"all\" or \"none\")");
         (std::string(kind) == "rps" ? req.rps : req.xps).push_back(std::move(rule));
       }
-  req.rps_sock_flow_entries = r.number(v, "rps_sock_flow_entries", path, sysctl_max);
-  req.busy_poll = r.number(v, "busy_poll", path, sysctl_max);
-  req.busy_read = r.number(v, "busy_read", path, sysctl_max);
+  req.rps_sock_flow_entries = r.flow_table(v, "rps_sock_flow_entries", path);
+  req.busy_poll = r.number(v, "busy_poll", path, busy_poll_max_us());
+  req.busy_read = r.number(v, "busy_read", path, busy_poll_max_us());
   sort_by_path(errors);
   if (errors.empty()) out = std::move(req);
   return errors;

@@ -12,6 +12,7 @@
 
 #include "engine/system/cpu_mask.hpp"
 #include "engine/system/irq_table.hpp"
+#include "engine/system/steering_files.hpp"
 #include "engine/system/topology.hpp"
 
 namespace sys {
@@ -58,15 +59,15 @@ std::optional<unsigned> queue_index(const std::string& entry, std::string_view p
   return v;
 }
 
-std::vector<NetQueue> read_queues(const SysRoot& root, const std::string& dir, bool rx) {
+std::vector<NetQueue> read_queues(const SysRoot& root, const std::string& device, bool rx) {
   std::vector<NetQueue> out;
-  for (const auto& e : root.list(dir)) {
+  for (const auto& e : root.list("/sys/class/net/" + device + "/queues")) {
     auto idx = queue_index(e, rx ? "rx-" : "tx-");
     if (!idx) continue;
     NetQueue q;
     q.index = *idx;
-    q.cpus = read_mask(root, dir + "/" + e + (rx ? "/rps_cpus" : "/xps_cpus"));
-    if (rx) q.flow_cnt = read_u64(root, dir + "/" + e + "/rps_flow_cnt");
+    q.cpus = read_mask(root, queue_file(device, *idx, rx ? QueueFile::rps_cpus : QueueFile::xps_cpus));
+    if (rx) q.flow_cnt = read_u64(root, queue_file(device, *idx, QueueFile::rps_flow_cnt));
     out.push_back(std::move(q));
   }
   std::sort(out.begin(), out.end(), [](const NetQueue& a, const NetQueue& b) { return a.index < b.index; });
@@ -123,7 +124,7 @@ std::vector<IrqLine> read_irq_lines(const SysRoot& root, SteeringView& view) {
     }
     l.total = c.total;
     const std::string dir = "/proc/irq/" + std::to_string(l.irq);
-    l.affinity_path = dir + "/smp_affinity_list";
+    l.affinity_path = irq_affinity_file(l.irq);
     l.affinity = read_list(root, l.affinity_path);
     l.effective_affinity = read_list(root, dir + "/effective_affinity_list");
     out.push_back(std::move(l));
@@ -174,8 +175,8 @@ SteeringView discover_steering(const SysRoot& root, const std::vector<std::strin
     nif.name = name;
     nif.device = root.resolve(dir + "/device");
     nif.irqs = interface_irqs(root, nif, v.irqs);
-    nif.rx = read_queues(root, dir + "/queues", true);
-    nif.tx = read_queues(root, dir + "/queues", false);
+    nif.rx = read_queues(root, name, true);
+    nif.tx = read_queues(root, name, false);
     for (auto& l : v.irqs) {
       if (!std::binary_search(nif.irqs.begin(), nif.irqs.end(), l.irq)) continue;
       l.device = name;
@@ -185,9 +186,9 @@ SteeringView discover_steering(const SysRoot& root, const std::vector<std::strin
     }
     v.interfaces.push_back(std::move(nif));
   }
-  v.rps_sock_flow_entries = read_u64(root, "/proc/sys/net/core/rps_sock_flow_entries");
-  v.busy_poll = read_u64(root, "/proc/sys/net/core/busy_poll");
-  v.busy_read = read_u64(root, "/proc/sys/net/core/busy_read");
+  v.rps_sock_flow_entries = read_u64(root, net_core_file(NetCoreFile::rps_sock_flow_entries));
+  v.busy_poll = read_u64(root, net_core_file(NetCoreFile::busy_poll));
+  v.busy_read = read_u64(root, net_core_file(NetCoreFile::busy_read));
   fill_per_cpu(root, v);
   return v;
 }

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "engine/system/cpu_mask.hpp"
+#include "engine/system/steering_files.hpp"
 #include "engine/system/steering_txn.hpp"
 #include "engine/system/topology.hpp"
 
@@ -59,16 +60,16 @@ class Planner {
     for (const auto& q : queues) {
       if (r.queue && q.index != *r.queue) continue;
       const std::string qname = (rx ? "rx-" : "tx-") + std::to_string(q.index);
-      const std::string dir = "/sys/class/net/" + nif->name + "/queues/" + qname;
       const std::string file = rx ? "rps_cpus" : "xps_cpus";
       if (cpus) {
-        if (const auto old = read(dir + "/" + file, field)) {
+        const std::string path = queue_file(nif->name, q.index, rx ? QueueFile::rps_cpus : QueueFile::xps_cpus);
+        if (const auto old = read(path, field)) {
           const auto now = parse_cpu_mask(*old);
-          row({dir + "/" + file, nif->name + " " + qname + " " + file, *old, format_cpu_mask_like(*cpus, *old),
-               !now || *now != *cpus});
+          row({path, nif->name + " " + qname + " " + file, *old, format_cpu_mask_like(*cpus, *old), !now || *now != *cpus});
         }
       }
-      if (rx && r.flow_cnt) number(dir + "/rps_flow_cnt", nif->name + " " + qname + " rps_flow_cnt", *r.flow_cnt, field);
+      if (rx && r.flow_cnt)
+        number(queue_file(nif->name, q.index, QueueFile::rps_flow_cnt), nif->name + " " + qname + " rps_flow_cnt", *r.flow_cnt, field);
     }
   }
 
@@ -140,11 +141,11 @@ SteeringPlan plan_steering(const SysRoot& root, const SteeringView& view, const 
   for (size_t i = 0; i < request.irq.size(); ++i) p.irq_rule(request.irq[i], "irq[" + std::to_string(i) + "]");
   for (size_t i = 0; i < request.rps.size(); ++i) p.queue_rule(request.rps[i], "rps[" + std::to_string(i) + "]", true);
   for (size_t i = 0; i < request.xps.size(); ++i) p.queue_rule(request.xps[i], "xps[" + std::to_string(i) + "]", false);
-  const std::string core = "/proc/sys/net/core/";
   if (request.rps_sock_flow_entries)
-    p.number(core + "rps_sock_flow_entries", "rps_sock_flow_entries", *request.rps_sock_flow_entries, "rps_sock_flow_entries");
-  if (request.busy_poll) p.number(core + "busy_poll", "busy_poll", *request.busy_poll, "busy_poll");
-  if (request.busy_read) p.number(core + "busy_read", "busy_read", *request.busy_read, "busy_read");
+    p.number(net_core_file(NetCoreFile::rps_sock_flow_entries), "rps_sock_flow_entries", *request.rps_sock_flow_entries,
+             "rps_sock_flow_entries");
+  if (request.busy_poll) p.number(net_core_file(NetCoreFile::busy_poll), "busy_poll", *request.busy_poll, "busy_poll");
+  if (request.busy_read) p.number(net_core_file(NetCoreFile::busy_read), "busy_read", *request.busy_read, "busy_read");
   return p.take();
 }
 

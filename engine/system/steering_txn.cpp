@@ -10,10 +10,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
+
+#include "engine/system/private_dir.hpp"
+#include "engine/system/steering_files.hpp"
 
 namespace sys {
 
@@ -31,18 +32,67 @@ std::string boot_id(const SysRoot& root) {
   return r.ok() ? r.text : std::string();
 }
 
+std::string refused(const std::string& path, const std::string& why) {
+  return "refusing steering state file " + path + ": " + why + "; nothing restored from it (move it away to continue)";
+}
+
+// The state file's text, when it is one this user wrote: it is read back as root and names
+// files to write, so a file another user could have placed or edited is refused whole.
+std::optional<std::string> read_state_text(const std::string& path, std::string& problem) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0 && errno == ENOENT) return std::nullopt;
+  if (auto why = dir_trust_problem(parent_dir(path), DirTrust::not_shared); !why.empty())
+    return problem = refused(path, "its directory " + why), std::nullopt;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return problem = refused(path, errno == ELOOP ? "a symbolic link" : errno_name(errno)), std::nullopt;
+  std::string text, why;
+  if (::fstat(fd, &st) != 0) why = errno_name(errno);
+  else if (!S_ISREG(st.st_mode)) why = "not a regular file";
+  else why = foreign_write_problem(st);
+  char buf[4096];
+  for (ssize_t n; why.empty() && (n = ::read(fd, buf, sizeof buf)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) why = errno_name(errno);
+    else text.append(buf, size_t(n));
+  }
+  ::close(fd);
+  if (!why.empty()) return problem = refused(path, why), std::nullopt;
+  return text;
+}
+
 std::optional<json> load_state(const std::string& path, std::string& problem) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto j = json::parse(ss.str(), nullptr, false);
+  auto text = read_state_text(path, problem);
+  if (!text) return std::nullopt;
+  auto j = json::parse(*text, nullptr, false);
+  const auto entry_ok = [](const json& s) {
+    return s.is_object() && s.contains("path") && s["path"].is_string() && s.value("old", json()).is_string() &&
+           s.value("new", json()).is_string();
+  };
   if (j.is_discarded() || !j.is_object() || j.value("version", 0) != state_version || !j.contains("saved") ||
-      !j["saved"].is_array()) {
+      !j["saved"].is_array() || !std::all_of(j["saved"].begin(), j["saved"].end(), entry_ok)) {
     problem = "steering state file " + path + " is not one this nvmetune wrote; move it away to continue";
     return std::nullopt;
   }
+  std::string bad, why;
+  for (const auto& s : j["saved"]) {
+    const std::string file = s["path"].get<std::string>();
+    if (auto w = steering_file_problem(file); !w.empty()) bad += (bad.empty() ? "" : ", ") + json(file).dump(), why = w;
+  }
+  if (!bad.empty()) return problem = refused(path, bad + ": " + why), std::nullopt;
   return j;
+}
+
+// Saved paths that are symbolic links under root now: restoring through one would write its
+// target, wherever that is.
+std::string symlink_problem(const SysRoot& root, const json& saved) {
+  std::string bad;
+  for (const auto& s : saved) {
+    const std::string file = s.value("path", "");
+    struct stat st {};
+    if (::lstat(root.host_path(file).c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+      bad += (bad.empty() ? "" : "; ") + file + " is a symbolic link";
+  }
+  return bad;
 }
 
 // The undo record of one write of a batch.
@@ -70,6 +120,8 @@ std::string explain_write_error(const std::string& path, int err) {
     why = "the kernel will not move this interrupt line (a managed IRQ: its driver sets the affinity)";
   else if (err == EACCES || err == EPERM)
     why = "permission denied: steering needs root (CAP_SYS_ADMIN for /proc/irq, CAP_NET_ADMIN for net settings)";
+  else if (err == ELOOP)
+    why = "a symbolic link, not the kernel's file: steering does not write through links";
   else if (err == EROFS)
     why = "read-only file system: /proc or /sys is mounted read-only here (a container?); steer from the host";
   else if (err == EINVAL && irq)
@@ -99,31 +151,42 @@ SteeringTransaction::SteeringTransaction(SysRoot root, std::string state_path)
                "); revert it there (nvmetune steer revert) first";
     return;
   }
+  if (auto links = symlink_problem(_root, (*state)["saved"]); !links.empty()) {
+    _blocked = refused(_state_path, links);
+    return;
+  }
   for (const auto& s : (*state)["saved"])
     _saved.push_back({s.value("path", ""), s.value("old", ""), s.value("new", "")});
   _recovered = "adopted " + std::to_string(_saved.size()) + " saved value(s) left by process " + std::to_string(pid) +
                " in " + _state_path;
 }
 
-int SteeringTransaction::persist() const {
-  if (_state_path.empty()) return 0;
-  if (_saved.empty()) return ::unlink(_state_path.c_str()) == 0 || errno == ENOENT ? 0 : errno;
+std::optional<TxnError> SteeringTransaction::persist() const {
+  const auto failed = [&](int err, std::string why) {
+    return TxnError{_state_path, err, "cannot record the old values in " + _state_path + ": " + std::move(why)};
+  };
+  if (_state_path.empty()) return std::nullopt;
+  if (_saved.empty()) {
+    if (::unlink(_state_path.c_str()) == 0 || errno == ENOENT) return std::nullopt;
+    return failed(errno, errno_name(errno));
+  }
   json saved = json::array();
   for (const auto& s : _saved) saved.push_back({{"path", s.path}, {"old", s.old_value}, {"new", s.new_value}});
   const json doc = {{"version", state_version}, {"pid", getpid()},       {"boot_id", boot_id(_root)},
                     {"root", _root.root().empty() ? "/" : _root.root()}, {"saved", saved}};
-  const std::string dir = _state_path.substr(0, _state_path.rfind('/'));
-  if (!dir.empty()) ::mkdir(dir.c_str(), 0700);
+  // The directory the control socket gets: what is read back from it as root is only what we wrote.
+  if (auto why = ensure_dir(parent_dir(_state_path), DirTrust::not_shared); !why.empty()) return failed(EPERM, why);
   const std::string tmp = _state_path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return errno;
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return failed(errno, errno_name(errno));
   const std::string text = doc.dump(1) + "\n";
   int err = ::write(fd, text.data(), text.size()) == ssize_t(text.size()) ? 0 : (errno ? errno : EIO);
   // On disk before the kernel file changes: a crash right after the write must find it.
   if (err == 0 && ::fsync(fd) != 0) err = errno;
   ::close(fd);
   if (err == 0 && ::rename(tmp.c_str(), _state_path.c_str()) != 0) err = errno;
-  return err;
+  if (err) return failed(err, errno_name(err));
+  return std::nullopt;
 }
 
 TxnResult SteeringTransaction::apply(const std::vector<FileChange>& changes) {
@@ -132,6 +195,11 @@ TxnResult SteeringTransaction::apply(const std::vector<FileChange>& changes) {
     result.error = TxnError{_state_path, EBUSY, _blocked};
     return result;
   }
+  for (const auto& c : changes)
+    if (auto why = steering_file_problem(c.path); !why.empty()) {
+      result.error = TxnError{c.path, EPERM, c.path + ": " + why};
+      return result;
+    }
   std::vector<Undo> undo;
   for (const auto& c : changes) {
     const auto now = _root.read(c.path);
@@ -144,8 +212,8 @@ TxnResult SteeringTransaction::apply(const std::vector<FileChange>& changes) {
     if (u.added) _saved.push_back({c.path, now.text, c.value});
     else it->new_value = c.value;
     undo.push_back(u);
-    if (const int err = persist()) {
-      result.error = TxnError{_state_path, err, "cannot record the old values in " + _state_path + ": " + errno_name(err)};
+    if (auto err = persist()) {
+      result.error = std::move(err);
       break;
     }
     if (const int err = _root.write(c.path, c.value)) {
@@ -194,7 +262,7 @@ TxnResult SteeringTransaction::revert() {
     result.done.push_back(s);
   }
   _saved = std::move(kept);
-  if (const int err = persist()) result.error = TxnError{_state_path, err, "cannot update " + _state_path + ": " + errno_name(err)};
+  result.error = persist();
   return result;
 }
 

@@ -48,9 +48,11 @@ class SteeringTransaction {
  public:
   // state_path: the crash-safe record of saved values ("" = none, for tests of the logic only).
   // A state file left by a process that is gone (same boot) is adopted: its old values are the
-  // machine's originals, so revert() restores them too. One held by a live process blocks apply.
+  // machine's originals, so revert() restores them too. One held by a live process, or one
+  // revert_state_file() would refuse, blocks apply and revert.
   SteeringTransaction(SysRoot root, std::string state_path);
 
+  // Refuses the whole batch, writing nothing, when a change names a file steering never writes.
   TxnResult apply(const std::vector<FileChange>& changes);
   // Restores every saved value (newest first) and removes the state file once all are back.
   TxnResult revert();
@@ -62,7 +64,7 @@ class SteeringTransaction {
   const std::string& recovered() const { return _recovered; }
 
  private:
-  int persist() const;
+  std::optional<TxnError> persist() const;
 
   SysRoot _root;
   std::string _state_path;
@@ -72,7 +74,10 @@ class SteeringTransaction {
 
 // Crash recovery (`nvmetune steer revert` with no engine): restores a state file's values
 // through the root it records (or `root` when given), unless the process that wrote it still
-// runs. The file is removed when everything is restored.
+// runs. The file is removed when everything is restored. A state file is refused whole, and
+// nothing written, when it names a file steering never writes (steering_files.hpp) or one that
+// is now a symbolic link, or when it or its directory could have been written by another user
+// (the directory must be ours and not group/world-writable, as the control socket's is made).
 TxnResult revert_state_file(const std::string& state_path, const std::optional<std::string>& root = std::nullopt);
 
 // $NVMETUNE_STEERING_STATE when set; else /run/nvmetune/steering.json for root, else

@@ -40,7 +40,8 @@ FileResult SysRoot::read(std::string_view path) const {
 
 int SysRoot::write(std::string_view path, std::string_view text) const {
   // O_TRUNC is ignored by sysfs and procfs, and makes a fake tree's file hold just the value.
-  const int fd = ::open(host_path(path).c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  // The kernel's attribute files are never links: one found there would write its target instead.
+  const int fd = ::open(host_path(path).c_str(), O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return errno;
   int err = 0;
   const ssize_t n = ::write(fd, text.data(), text.size());

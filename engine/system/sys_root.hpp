@@ -26,7 +26,8 @@ class SysRoot {
 
   FileResult read(std::string_view path) const;
   // One write() of the whole text (sysfs takes a value per write); truncates a regular file so a
-  // fake tree holds exactly what was written. Returns errno, 0 on success.
+  // fake tree holds exactly what was written. A symbolic link is not followed (ELOOP). Returns
+  // errno, 0 on success.
   int write(std::string_view path, std::string_view text) const;
   bool exists(std::string_view path) const;
   // Entry names of a directory, sorted; empty when it cannot be read.

@@ -318,6 +318,43 @@ TEST(ProfileImport, Spdk) {
   EXPECT_TRUE(checked.errors.empty()) << checked.errors.front().path << ": " << checked.errors.front().message;
 }
 
+// Applying an imported profile serves its namespaces to hosts: one on a device or a system file
+// is imported (a target exporting /dev/nvme0n1 is what nvmetcli saves are for) but warned about,
+// from either tool's configuration, by the path after "." and ".." are taken out.
+TEST(ProfileImport, ServedDevicesAndSystemFilesAreWarned) {
+  const auto kernel = data::import_nvmetcli(json::parse(read_data("nvmetcli_system_paths.json")));
+  ASSERT_TRUE(kernel.errors.empty()) << kernel.errors.front().path << ": " << kernel.errors.front().message;
+  const auto& w = kernel.warnings;
+  const std::string sub = "subsystem nqn.2026-01.io.example:exports ";
+  EXPECT_TRUE(mentions(w, sub + "nsid 1: /dev/sda is a device", "serves it raw")) << ::testing::PrintToString(w);
+  EXPECT_TRUE(mentions(w, sub + "nsid 2: /dev/nvme0n1 is a device"));
+  EXPECT_TRUE(mentions(w, sub + "nsid 3: /etc/shadow is a system file (under /etc)", "read and overwrite"));
+  EXPECT_TRUE(mentions(w, sub + "nsid 4: /boot/vmlinuz-6.1.0-18-amd64 is a system file (under /boot)"));
+  EXPECT_TRUE(mentions(w, sub + "nsid 5: /etc/passwd is a system file"));  // /srv/nvmet/../../etc/passwd
+  EXPECT_TRUE(mentions(w, sub + "nsid 6: /proc/kcore is a system file (under /proc)"));
+  EXPECT_EQ(w.size(), 6u);  // not /srv/nvmet/disk.img, /dev/shm/scratch.img, /var/lib/nvmet/disk2.img
+  ASSERT_EQ(kernel.profile.subsystems->at(0).namespaces.size(), 9u);  // warned about, still imported
+
+  const auto spdk = data::import_spdk(json::parse(read_data("spdk_system_paths.json")));
+  ASSERT_TRUE(spdk.errors.empty()) << spdk.errors.front().path << ": " << spdk.errors.front().message;
+  EXPECT_EQ(spdk.warnings, (std::vector<std::string>{
+                               "subsystem nqn.2016-06.io.spdk:exports nsid 1: " + data::served_path_warning("/dev/nvme1n1"),
+                               "subsystem nqn.2016-06.io.spdk:exports nsid 2: " +
+                                   data::served_path_warning("/etc/ssh/ssh_host_ed25519_key")}));
+
+  // import_document carries them to `profile import`'s report; the samples of the other tests warn
+  // only about their devices.
+  EXPECT_EQ(data::import_document(read_data("nvmetcli_system_paths.json")).warnings, w);
+  const auto sample = data::import_nvmetcli(json::parse(read_data("nvmetcli_config.json")));
+  EXPECT_EQ(sample.warnings.size(), 1u) << ::testing::PrintToString(sample.warnings);  // /dev/nvme0n1 (/dev/sdb is disabled)
+  EXPECT_TRUE(data::import_spdk(json::parse(read_data("spdk_save_config.json"))).warnings.empty());
+
+  EXPECT_EQ(data::served_path_warning("/etcetera/disk.img"), "");
+  EXPECT_EQ(data::served_path_warning("relative/etc/passwd"), "");
+  EXPECT_NE(data::served_path_warning("//etc//shadow"), "");
+  EXPECT_NE(data::served_path_warning("/dev"), "");
+}
+
 TEST(ProfileImport, SpdkWrongShapesHavePaths) {
   auto r = data::import_spdk(json::parse(R"({"subsystems": [{"subsystem": "nvmf", "config": [
       {"method": "nvmf_subsystem_add_ns", "params": {"nqn": "nqn.x:none", "namespace": {"bdev_name": [5]}}}, {"params": {}}]}]})"));

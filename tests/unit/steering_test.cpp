@@ -5,15 +5,19 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
 
 #include "engine/control/engine.hpp"
 #include "engine/control/rpc_methods.hpp"
+#include "engine/control/steering_json.hpp"
 #include "engine/system/cpu_mask.hpp"
 #include "engine/system/irq_table.hpp"
+#include "engine/system/steering_files.hpp"
 #include "engine/system/steering_discovery.hpp"
 #include "engine/system/steering_plan.hpp"
 #include "engine/system/steering_txn.hpp"
@@ -348,10 +352,191 @@ TEST(SteeringTxn, StateOfALiveProcessBlocksOthers) {
   std::filesystem::remove_all(dir);
 }
 
+// The allow-list is what the builders make, exactly: every file a plan writes, and nothing that
+// merely starts like one.
+TEST(SteeringFiles, OnlyTheFilesSteeringWrites) {
+  for (const std::string& ok : {sys::irq_affinity_file(38), sys::queue_file("ens1f0np0", 7, sys::QueueFile::rps_cpus),
+                               sys::queue_file("eth0", 0, sys::QueueFile::rps_flow_cnt), sys::queue_file("lo", 12, sys::QueueFile::xps_cpus),
+                               sys::net_core_file(sys::NetCoreFile::rps_sock_flow_entries), sys::net_core_file(sys::NetCoreFile::busy_poll),
+                               sys::net_core_file(sys::NetCoreFile::busy_read)})
+    EXPECT_EQ(sys::steering_file_problem(ok), "") << ok;
+  EXPECT_EQ(sys::queue_file("eth0", 3, sys::QueueFile::xps_cpus), "/sys/class/net/eth0/queues/tx-3/xps_cpus");
+  for (const char* bad : {"/etc/passwd", "", "/proc/irq/38/smp_affinity", "/proc/irq/038/smp_affinity_list",
+                          "/proc/irq/+38/smp_affinity_list", "/proc/irq/38/../../../etc/passwd", "/proc/irq/38/smp_affinity_list/",
+                          "/sys/class/net/eth0/queues/tx-0/rps_cpus", "/sys/class/net/eth0/queues/rx-0/xps_cpus",
+                          "/sys/class/net/../queues/rx-0/rps_cpus", "/sys/class/net/eth0/../eth0/queues/rx-0/rps_cpus",
+                          "/sys/class/net/a:b/queues/rx-0/rps_cpus", "/sys/class/net/sixteen-chars-xx/queues/rx-0/rps_cpus",
+                          "/proc/sys/net/core/somaxconn", "//proc/sys/net/core/busy_poll", "/proc/sys/net/core/busy_poll\n"})
+    EXPECT_NE(sys::steering_file_problem(bad), "") << bad;
+}
+
+// A state file as a crashed engine of this boot leaves it (pid 0: no process holds it), saving
+// `saved` ({path, old} pairs) for the fake tree t; written into dir with the file's mode.
+std::string write_state(const FakeSysfs& t, const std::string& dir, const std::vector<std::pair<std::string, std::string>>& saved,
+                        mode_t mode = 0600) {
+  nlohmann::json entries = nlohmann::json::array();
+  for (const auto& [path, old] : saved) entries.push_back({{"path", path}, {"old", old}, {"new", "1"}});
+  std::string boot = t.read("/proc/sys/kernel/random/boot_id");
+  boot.pop_back();
+  const nlohmann::json doc{{"version", 1}, {"pid", 0}, {"boot_id", boot}, {"root", t.root()}, {"saved", entries}};
+  const std::string state = dir + "/steering.json";
+  std::ofstream(state) << doc.dump(1);
+  chmod(state.c_str(), mode);
+  return state;
+}
+
+// A temporary directory for state files, removed at the end of the test.
+struct StateDir {
+  StateDir() {
+    char tmpl[] = "/tmp/nvmetune-steer-state-XXXXXX";
+    path = mkdtemp(tmpl);
+  }
+  ~StateDir() { std::filesystem::remove_all(path); }
+  std::string path;
+};
+
+constexpr const char* fake_passwd = "root:x:0:0:root:/root:/bin/bash\n";
+
+// The state file is read back as root: one naming files steering never writes (a system file,
+// a path climbing out of /proc/irq or /sys/class/net) is refused whole, the allowed entry beside
+// them included.
+TEST(SteeringTxn, StateFileNamingOtherFilesIsRefusedAndWritesNothing) {
+  FakeSysfs t(8);
+  virtio_nic(t);
+  t.write("/etc/passwd", fake_passwd);
+  t.write("/etc/shadow", "root:*:19000::::::\n");
+  const auto before = t.files();
+  StateDir dir;
+  const std::string state = write_state(t, dir.path,
+                                        {{"/proc/irq/38/smp_affinity_list", "3\n"},
+                                         {"/etc/passwd", "root::0:0::/root:/bin/sh\n"},
+                                         {"/proc/irq/38/../../../etc/shadow", "root::19000::::::\n"},
+                                         {"/sys/class/net/../../../etc/passwd", "x\n"},
+                                         {"/proc/sys/net/core/somaxconn", "1\n"}});
+  const auto r = sys::revert_state_file(state);
+  ASSERT_FALSE(r.ok());
+  ASSERT_TRUE(r.error);
+  const std::string& m = r.error->message;
+  for (const char* named : {"\"/etc/passwd\"", "/proc/irq/38/../../../etc/shadow", "/sys/class/net/../../../etc/passwd",
+                            "/proc/sys/net/core/somaxconn", "not a file steering writes", state.c_str()})
+    EXPECT_NE(m.find(named), std::string::npos) << named << " not in: " << m;
+  EXPECT_EQ(m.find("\"/proc/irq/38/smp_affinity_list\""), std::string::npos) << m;  // that one is allowed
+  EXPECT_TRUE(r.done.empty());
+  EXPECT_EQ(t.files(), before);  // not even irq 38, the one allowed entry
+  EXPECT_TRUE(std::filesystem::exists(state));  // left for the operator to look at
+  // An engine finding it does not adopt it either.
+  sys::SteeringTransaction txn(sys::SysRoot(t.root()), state);
+  EXPECT_NE(txn.blocked().find("/etc/passwd"), std::string::npos) << txn.blocked();
+  EXPECT_FALSE(txn.revert().ok());
+  EXPECT_EQ(t.files(), before);
+}
+
+// A kernel file that is a symbolic link now (to a system file, here the tree's /etc/passwd):
+// neither a revert from the state file nor an apply writes through it.
+TEST(SteeringTxn, SymlinkedFileIsRefusedAndWritesNothing) {
+  FakeSysfs t(8);
+  virtio_nic(t);
+  t.write("/etc/passwd", fake_passwd);
+  const std::string linked = "/proc/irq/38/smp_affinity_list";
+  std::filesystem::remove(t.host(linked));
+  std::filesystem::create_symlink(t.host("/etc/passwd"), t.host(linked));
+  const auto before = t.files();
+  StateDir dir;
+  const std::string state = write_state(t, dir.path, {{"/proc/irq/40/smp_affinity_list", "5\n"}, {linked, "root::0:0::/root:/bin/sh\n"}});
+  const auto r = sys::revert_state_file(state);
+  ASSERT_TRUE(r.error);
+  EXPECT_NE(r.error->message.find(linked + " is a symbolic link"), std::string::npos) << r.error->message;
+  EXPECT_TRUE(r.done.empty());
+  EXPECT_EQ(t.files(), before);  // irq 40 untouched too
+  EXPECT_EQ(t.read("/etc/passwd"), fake_passwd);
+
+  sys::SteeringTransaction txn(sys::SysRoot(t.root()), "");
+  const auto applied = txn.apply({{linked, "1"}});
+  ASSERT_TRUE(applied.error);
+  EXPECT_EQ(applied.error->err, ELOOP);
+  EXPECT_NE(applied.error->message.find("symbolic link"), std::string::npos) << applied.error->message;
+  EXPECT_EQ(t.read("/etc/passwd"), fake_passwd);
+}
+
+// The state file's directory is where another user could plant a state file: it must be ours and
+// writable by no one else (what the control socket's directory gets), else nothing is restored
+// from it and no state is written into it.
+TEST(SteeringTxn, StateDirectoryOthersCanWriteIsRefused) {
+  FakeSysfs t(8);
+  virtio_nic(t);
+  t.irq({38, "PCI-MSIX-0000:00:03.0", "1-edge", "virtio2-input.0", "7", "7"});  // as a crash left it
+  const auto before = t.files();
+  StateDir dir;
+  const std::string state = write_state(t, dir.path, {{"/proc/irq/38/smp_affinity_list", "0-7\n"}});
+
+  ASSERT_EQ(chmod(dir.path.c_str(), 0777), 0);
+  auto r = sys::revert_state_file(state);
+  ASSERT_TRUE(r.error);
+  EXPECT_NE(r.error->message.find(dir.path + ": writable by its group or by everyone (mode 0777)"), std::string::npos)
+      << r.error->message;
+  EXPECT_EQ(t.files(), before);
+  sys::SteeringTransaction in_shared(sys::SysRoot(t.root()), dir.path + "/other.json");
+  const auto applied = in_shared.apply({{"/proc/irq/40/smp_affinity_list", "1"}});
+  ASSERT_TRUE(applied.error);
+  EXPECT_NE(applied.error->message.find("writable by its group or by everyone"), std::string::npos) << applied.error->message;
+  EXPECT_EQ(t.files(), before);
+
+  ASSERT_EQ(chmod(dir.path.c_str(), 0700), 0);
+  ASSERT_EQ(chmod(state.c_str(), 0666), 0);
+  r = sys::revert_state_file(state);
+  ASSERT_TRUE(r.error);
+  EXPECT_NE(r.error->message.find(state + ": writable by its group or by everyone (mode 0666)"), std::string::npos)
+      << r.error->message;
+  EXPECT_EQ(t.files(), before);
+  ASSERT_EQ(chmod(state.c_str(), 0600), 0);
+
+  if (geteuid() == 0) {  // only root can give a directory away
+    ASSERT_EQ(chown(dir.path.c_str(), 65534, 65534), 0);
+    r = sys::revert_state_file(state);
+    ASSERT_TRUE(r.error);
+    EXPECT_NE(r.error->message.find("owned by uid 65534, not by uid 0"), std::string::npos) << r.error->message;
+    EXPECT_EQ(t.files(), before);
+    ASSERT_EQ(chown(dir.path.c_str(), 0, 0), 0);
+  }
+
+  r = sys::revert_state_file(state);  // ours and private again: restored
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(t.read("/proc/irq/38/smp_affinity_list"), "0-7\n");
+}
+
 TEST(SteeringTxn, ErrorsSayWhatTheyMean) {
   EXPECT_NE(sys::explain_write_error("/proc/irq/9/smp_affinity_list", EIO).find("managed IRQ"), std::string::npos);
   EXPECT_NE(sys::explain_write_error("/proc/irq/9/smp_affinity_list", EACCES).find("needs root"), std::string::npos);
   EXPECT_NE(sys::explain_write_error("/sys/class/net/x/queues/rx-0/rps_cpus", EROFS).find("read-only"), std::string::npos);
+}
+
+// Flow tables and busy-poll times within what the kernel can take: every value out of bounds is
+// reported with its path, in one pass, and nothing of the request is kept.
+TEST(SteeringRequest, KernelBoundsForFlowTablesAndBusyPolling) {
+  using nlohmann::json;
+  sys::SteeringRequest req;
+  const auto errors = control::parse_steering_request(json::parse(R"({
+      "rps": [{"device": "eth0", "queue": 0, "flow_cnt": 1073741824}, {"device": "eth0", "queue": 1, "flow_cnt": 3000},
+              {"device": "eth0", "queue": 2, "flow_cnt": 536870912}],
+      "rps_sock_flow_entries": 1073741824, "busy_poll": 1000001, "busy_read": 1073741824})"),
+                                                      "params", req);
+  std::vector<std::string> paths;
+  for (const auto& e : errors) paths.push_back(e.path);
+  EXPECT_EQ(paths, (std::vector<std::string>{"params.busy_poll", "params.busy_read", "params.rps[0].flow_cnt",
+                                             "params.rps[1].flow_cnt", "params.rps_sock_flow_entries"}));
+  for (const auto& e : errors) {
+    const bool flow = e.path.find("flow") != std::string::npos;
+    EXPECT_NE(e.message.find(flow ? "a power of two up to 536870912" : "0..1000000"), std::string::npos) << e.path << ": " << e.message;
+  }
+  EXPECT_TRUE(req.rps.empty());
+
+  const auto ok = control::parse_steering_request(json::parse(R"({
+      "rps": [{"device": "eth0", "flow_cnt": 536870912}, {"device": "eth1", "flow_cnt": 0}],
+      "rps_sock_flow_entries": 32768, "busy_poll": 1000000, "busy_read": 0})"),
+                                                  "params", req);
+  EXPECT_TRUE(ok.empty()) << ok.front().path << ": " << ok.front().message;
+  EXPECT_EQ(req.rps_sock_flow_entries, 32768u);
+  EXPECT_EQ(req.busy_poll, 1000000u);
 }
 
 // What a GUI panel calls: steering.get, steering.plan, steering.apply, steering.revert on an
