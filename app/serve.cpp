@@ -184,6 +184,7 @@ std::unique_ptr<control::RpcServer> start_control_socket(engine::Engine& engine,
   ro.path = opts.path.empty() ? control::default_control_socket_path() : opts.path;
   auto log = stderr_log_sink();
   ro.log = [log](std::string_view text) { log(engine::LogLevel::warning, text); };
+  ro.concurrent = control::concurrent_engine_methods();
   auto methods = control::make_engine_methods(engine, {NVMETUNE_VERSION, ro.path, std::chrono::steady_clock::now()});
   data::add_profile_methods(methods, data::table_caller(methods), profile_db);
   probes::EngineProbes::add_methods(methods, engine_probes);

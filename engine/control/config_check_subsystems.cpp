@@ -8,13 +8,14 @@
 #include <tuple>
 
 #include "engine/control/config_check.hpp"
+#include "engine/core/wire_text.hpp"
+#include "engine/nvme/spec.hpp"
 
 namespace control {
 
 namespace {
 
 constexpr std::string_view discovery_nqn = "nqn.2014-08.org.nvmexpress.discovery";
-constexpr size_t nqn_max_bytes = 223;       // NVMe base spec, NQN field is 256 bytes incl. NUL
 constexpr size_t serial_max_bytes = 20;     // Identify Controller SN
 constexpr size_t model_max_bytes = 40;      // Identify Controller MN
 constexpr uint32_t nsid_max = 1024;
@@ -25,9 +26,11 @@ constexpr uint32_t port_max = 65535;
 std::optional<std::string> nqn_problem(std::string_view nqn) {
   if (nqn.substr(0, 4) != "nqn.")
     return "invalid NQN " + json_quote(nqn) + ": must start with \"nqn.\" (e.g. \"nqn.2026-12.io.example:name\")";
-  if (nqn.size() > nqn_max_bytes)
+  if (nqn.size() > nvme::nqn_max_bytes)
     return "invalid NQN: " + std::to_string(nqn.size()) + " bytes, at most " +
-           std::to_string(nqn_max_bytes) + " allowed";
+           std::to_string(nvme::nqn_max_bytes) + " allowed";
+  // Hosts connecting with control characters in an NQN are refused (fabrics.cpp): one rule.
+  if (!core::is_display_safe(nqn)) return "invalid NQN " + json_quote(nqn) + ": holds control characters";
   return std::nullopt;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "engine/control/config.hpp"
+#include "engine/core/wire_text.hpp"
 #include "engine/stats/cpu_split.hpp"
 #include "engine/stats/histogram_layout.hpp"
 
@@ -147,8 +148,9 @@ json snapshot_json(const stats::Snapshot& s, bool buckets) {
 
 json event_json(const stats::Event& e) {
   json detail = json::parse(e.detail_json, nullptr, false);
-  if (detail.is_discarded()) detail = e.detail_json;
-  return {{"seq", e.seq}, {"time_ns", e.time_ns}, {"kind", e.kind}, {"detail", std::move(detail)}};
+  // Not JSON: shown as text, escaped, since a JSON string must be UTF-8 (dump() would throw).
+  if (detail.is_discarded()) detail = core::display_text(e.detail_json);
+  return {{"seq", e.seq}, {"time_ns", e.time_ns}, {"kind", core::display_text(e.kind)}, {"detail", std::move(detail)}};
 }
 
 json thread_json(const engine::ThreadInfo& t) {

@@ -33,7 +33,45 @@ std::string connect_problem(const std::string& path, int err) {
   return text;
 }
 
+std::string shown(const json& j) {
+  std::string text = j.dump(-1, ' ', false, json::error_handler_t::replace);
+  return text.size() > 200 ? text.substr(0, 200) + "..." : text;
+}
+
+std::optional<std::string> one_response_problem(const json& request, const json& r) {
+  if (!r.is_object()) return std::string("expected a response object, got ") + r.type_name() + ": " + shown(r);
+  if (r.value("jsonrpc", json()) != "2.0") return "not a JSON-RPC 2.0 response: " + shown(r);
+  auto id = r.find("id");
+  if (id == r.end()) return "a response without an id: " + shown(r);
+  const auto result = r.find("result");
+  const auto error = r.find("error");
+  if ((result == r.end()) == (error == r.end())) return "a response needs exactly one of result and error: " + shown(r);
+  if (error != r.end()) {
+    if (!error->is_object()) return "\"error\" is not an object: " + shown(r);
+    if (!error->contains("code") || !(*error)["code"].is_number_integer()) return "\"error.code\" is not an integer: " + shown(r);
+    if (!error->contains("message") || !(*error)["message"].is_string()) return "\"error.message\" is not a string: " + shown(r);
+  }
+  const bool unread = id->is_null() && error != r.end();  // the server could not read our id
+  if (!unread && *id != request.value("id", json())) {
+    return "the response's id " + shown(*id) + " does not answer the request's " + shown(request.value("id", json()));
+  }
+  return std::nullopt;
+}
+
 }  // namespace
+
+std::optional<std::string> response_problem(const json& request, const json& response) {
+  if (!request.is_array()) return one_response_problem(request, response);
+  if (response.is_object()) return one_response_problem(json::object(), response);  // one error for the batch
+  if (!response.is_array()) return std::string("expected an array of responses, got ") + response.type_name();
+  for (const auto& r : response) {
+    const json* asked = nullptr;
+    for (const auto& req : request)
+      if (req.is_object() && r.is_object() && req.value("id", json()) == r.value("id", json())) asked = &req;
+    if (auto problem = one_response_problem(asked ? *asked : json::object(), r)) return problem;
+  }
+  return std::nullopt;
+}
 
 RpcClient::~RpcClient() {
   if (_fd >= 0) close(_fd);
@@ -51,7 +89,7 @@ std::string RpcClient::open(const std::string& path) {
 }
 
 std::optional<json> RpcClient::call(const json& request, std::string& error) {
-  const std::string line = request.dump() + "\n";
+  const std::string line = request.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
   for (size_t sent = 0; sent < line.size();) {
     const ssize_t n = send(_fd, line.data() + sent, line.size() - sent, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
@@ -62,6 +100,7 @@ std::optional<json> RpcClient::call(const json& request, std::string& error) {
   if (!read_line(response, error)) return std::nullopt;
   json doc = json::parse(response, nullptr, false);
   if (doc.is_discarded()) return error = "the server sent a line that is not JSON: " + response.substr(0, 200), std::nullopt;
+  if (auto problem = response_problem(request, doc)) return error = "the server sent " + *problem, std::nullopt;
   return doc;
 }
 
@@ -84,6 +123,8 @@ bool RpcClient::read_line(std::string& line, std::string& error) {
     if (n == 0) return error = "the server closed the connection without a response", false;
     scanned = _buffer.size();
     _buffer.append(buf, static_cast<size_t>(n));
+    if (_buffer.find('\n', scanned) == std::string::npos && _buffer.size() > _max_line_bytes)
+      return error = "the server sent a line longer than " + std::to_string(_max_line_bytes) + " bytes", false;
   }
 }
 

@@ -25,6 +25,9 @@ constexpr uint64_t events_max_limit = 10'000;
 constexpr const char* params_path = "params";
 constexpr size_t event_kind_max = 64;
 constexpr size_t event_detail_max = 64 * 1024;
+// events.get stops before its details pass this (the next call goes on from last_seq): 10,000
+// events of 64 KiB would otherwise be a 640 MiB response.
+constexpr size_t events_bytes_max = size_t{16} << 20;
 // Kinds the engine records itself: a client may not forge them (plots trust them).
 constexpr std::string_view engine_event_kinds[] = {"start", "threading", "budgets", "namespace_add",
                                                    "namespace_remove", "connect", "disconnect", "steering"};
@@ -268,7 +271,10 @@ class Methods {
     if (!p.errors().empty()) return invalid_params(p.errors());
     json events = json::array();
     uint64_t last = after;
+    size_t bytes = 0;
     for (const auto& e : _engine.events(after, static_cast<size_t>(max))) {
+      bytes += e.detail_json.size();
+      if (bytes > events_bytes_max && !events.empty()) break;
       events.push_back(event_json(e));
       last = std::max(last, e.seq);
     }
@@ -397,6 +403,11 @@ RpcOutcome engine_refused(const std::string& what, const std::vector<ConfigError
   if (!errors.empty()) message += ": " + errors.front().path + ": " + errors.front().message;
   if (errors.size() > 1) message += " (and " + std::to_string(errors.size() - 1) + " more)";
   return RpcOutcome::fail(rpc_code::engine_refused, std::move(message), errors_json(errors));
+}
+
+RpcNames concurrent_engine_methods() {
+  return {"engine.info", "threading.get", "budgets.get", "subsystems.list", "stats.get", "events.get", "events.add",
+          "threads.get", "settings.schema", "topology.get", "tcp.get", "rdma.get"};
 }
 
 RpcMethodTable make_engine_methods(engine::Engine& engine, ControlInfo info) {

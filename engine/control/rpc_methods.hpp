@@ -20,8 +20,14 @@ struct ControlInfo {
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();  // uptime's origin
 };
 
-// The methods run on the RpcServer's thread and call engine (which must outlive the table).
+// The methods run on the RpcServer's connection threads and call engine (which must outlive
+// the table).
 RpcMethodTable make_engine_methods(engine::Engine& engine, ControlInfo info);
+
+// Those of the engine's methods that only read state the engine guards itself (or append to the
+// event log): RpcServerOptions::concurrent, so stats and events keep flowing while a live
+// switch or a steering change runs. The others run one at a time.
+RpcNames concurrent_engine_methods();
 
 // [{path, message}, ...]
 nlohmann::json errors_json(const std::vector<ConfigError>& errors);

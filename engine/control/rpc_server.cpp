@@ -1,22 +1,25 @@
 // The control socket's JSON-RPC 2.0 server (rpc_server.hpp): dispatch, then the socket and its
-// one serving thread (epoll over the listener, the clients and a stop eventfd).
+// threads: an acceptor, and one per connection (each polls its socket and a stop eventfd).
 #include "engine/control/rpc_server.hpp"
 
+#include <poll.h>
 #include <pthread.h>
-#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <array>
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <list>
+#include <mutex>
+#include <system_error>
 #include <thread>
-#include <vector>
 
 #include "engine/system/private_dir.hpp"
 
@@ -28,12 +31,15 @@ using json = nlohmann::json;
 
 constexpr int listen_backlog = 16;
 constexpr size_t read_chunk = 64 * 1024;
-constexpr int max_events = 16;
 constexpr auto accept_retry_pause = std::chrono::milliseconds(100);
 constexpr const char* root_socket_dir = "/run/nvmetune";
 constexpr const char* socket_name = "nvmetune.sock";
 
 // ---------------------------------------------------------------- dispatch
+
+// The text of a JSON value on the wire. A string that is not UTF-8 (a method quoting bytes it
+// was sent) is replaced rather than thrown about: the response must go out, and be JSON.
+std::string wire(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 json error_response(const json& id, int code, std::string message, json data = nullptr) {
   json error = {{"code", code}, {"message", std::move(message)}};
@@ -42,6 +48,15 @@ json error_response(const json& id, int code, std::string message, json data = n
 }
 
 bool valid_id(const json& id) { return id.is_string() || id.is_number() || id.is_null(); }
+
+// The id a response to req carries: its own when valid, else null.
+json response_id(const json& req) {
+  if (!req.is_object()) return nullptr;
+  auto id = req.find("id");
+  return id != req.end() && valid_id(*id) ? *id : json(nullptr);
+}
+
+bool is_notification(const json& req) { return req.is_object() && !req.contains("id"); }
 
 // Why req is not a valid request object, or nullopt.
 std::optional<std::string> request_problem(const json& req) {
@@ -64,32 +79,44 @@ json method_names(const RpcMethodTable& methods) {
   return names;
 }
 
-RpcOutcome call(const RpcMethod& fn, const std::string& name, const json& params) {
+// One line's dispatch: the table, the limits, and (in the server) the lock that methods not
+// named concurrent hold while they run.
+struct Dispatch {
+  const RpcMethodTable& methods;
+  const RpcLimits& limits;
+  std::mutex* exclusive = nullptr;
+  const RpcNames* concurrent = nullptr;
+};
+
+RpcOutcome call(const Dispatch& d, const RpcMethod& fn, const std::string& name, const json& params) {
+  std::unique_lock<std::mutex> one_at_a_time;
+  if (d.exclusive && !(d.concurrent && d.concurrent->contains(name))) one_at_a_time = std::unique_lock(*d.exclusive);
   try {
     return fn(params);
   } catch (const std::exception& e) {
     return RpcOutcome::fail(rpc_code::internal_error, "internal error in " + name + ": " + e.what());
+  } catch (...) {
+    return RpcOutcome::fail(rpc_code::internal_error, "internal error in " + name + ": an unknown exception");
   }
 }
 
 // One request object; nullopt for a notification.
-std::optional<json> handle_request(const RpcMethodTable& methods, const json& req) {
+std::optional<json> handle_request(const Dispatch& d, const json& req) {
   if (!req.is_object())
     return error_response(nullptr, rpc_code::invalid_request,
                           std::string("invalid request: expected a request object, got ") + req.type_name());
-  auto id_it = req.find("id");
-  const json id = id_it != req.end() && valid_id(*id_it) ? *id_it : json(nullptr);
+  const json id = response_id(req);
   if (auto problem = request_problem(req)) return error_response(id, rpc_code::invalid_request, "invalid request: " + *problem);
-  const bool notification = id_it == req.end();
+  const bool notification = is_notification(req);
   const std::string name = req["method"].get<std::string>();
-  auto method = methods.find(name);
-  if (method == methods.end()) {
+  auto method = d.methods.find(name);
+  if (method == d.methods.end()) {
     if (notification) return std::nullopt;
-    return error_response(id, rpc_code::method_not_found, "method not found: " + json(name).dump(),
-                          {{"method", name}, {"available", method_names(methods)}});
+    return error_response(id, rpc_code::method_not_found, "method not found: " + wire(json(name)),
+                          {{"method", name}, {"available", method_names(d.methods)}});
   }
   auto params_it = req.find("params");
-  RpcOutcome outcome = call(method->second, name, params_it == req.end() ? json(nullptr) : *params_it);
+  RpcOutcome outcome = call(d, method->second, name, params_it == req.end() ? json(nullptr) : *params_it);
   if (notification) return std::nullopt;
   if (outcome.error) return error_response(id, outcome.error->code, std::move(outcome.error->message), std::move(outcome.error->data));
   return json{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(outcome.result)}};
@@ -99,6 +126,104 @@ std::string parse_error_detail(const json::parse_error& e) {
   std::string detail = e.what();
   if (auto colon = detail.find(": "); colon != std::string::npos) detail.erase(0, colon + 2);
   return detail;
+}
+
+// Whether text nests arrays and objects deeper than max_depth (brackets in strings aside).
+// Judged before parsing: json parses and destroys a value without recursing, but copies,
+// compares and dumps it once per level (params are copied for the method, echoed, quoted in
+// errors), and 200,000 levels fit in a 1 MiB line.
+bool nested_deeper_than(std::string_view text, size_t max_depth) {
+  size_t depth = 0;
+  bool in_string = false, escaped = false;
+  for (const char c : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) return true;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return false;
+}
+
+json too_large(const json& id, size_t bytes, size_t limit) {
+  return error_response(id, rpc_code::response_too_large,
+                        "response of " + std::to_string(bytes) + " bytes is larger than the limit of " +
+                            std::to_string(limit) + " bytes; ask for less (e.g. events.get with a smaller max)");
+}
+
+std::string capped(const Dispatch& d, const json& response, const json& req) {
+  std::string text = wire(response);
+  if (text.size() > d.limits.max_response_bytes) return wire(too_large(response_id(req), text.size(), d.limits.max_response_bytes));
+  return text;
+}
+
+// The responses of a batch, in order, up to max_response_bytes in all: the request that would
+// pass it is answered response_too_large, and those after it are not run (each answered so).
+std::optional<std::string> batch_response(const Dispatch& d, const json& batch) {
+  if (batch.size() > d.limits.max_batch)
+    return wire(error_response(nullptr, rpc_code::invalid_request,
+                               "invalid request: a batch of " + std::to_string(batch.size()) + " requests (at most " +
+                                   std::to_string(d.limits.max_batch) + "); nothing was run"));
+  std::string out = "[";
+  bool full = false;
+  for (const auto& req : batch) {
+    std::string text;
+    if (full) {
+      if (is_notification(req)) continue;
+      text = wire(error_response(response_id(req), rpc_code::response_too_large,
+                                 "not run: the batch's responses reached the limit of " +
+                                     std::to_string(d.limits.max_response_bytes) + " bytes; send it again apart"));
+    } else {
+      auto response = handle_request(d, req);
+      if (!response) continue;
+      text = wire(*response);
+      if (out.size() + text.size() + 1 > d.limits.max_response_bytes) {
+        text = wire(too_large(response_id(req), text.size(), d.limits.max_response_bytes));
+        full = true;
+      }
+    }
+    if (out.size() > 1) out += ',';
+    out += text;
+  }
+  if (out.size() == 1) return std::nullopt;
+  return out + "]";
+}
+
+std::optional<std::string> handle_line(const Dispatch& d, std::string_view line) {
+  if (nested_deeper_than(line, d.limits.max_depth))
+    return wire(error_response(nullptr, rpc_code::parse_error,
+                               "parse error: nested deeper than " + std::to_string(d.limits.max_depth) + " levels"));
+  json doc;
+  try {
+    doc = json::parse(line);
+  } catch (const json::parse_error& e) {
+    return wire(error_response(nullptr, rpc_code::parse_error, "parse error: " + parse_error_detail(e)));
+  }
+  if (!doc.is_array()) {
+    auto response = handle_request(d, doc);
+    if (!response) return std::nullopt;
+    return capped(d, *response, doc);
+  }
+  if (doc.empty()) return wire(error_response(nullptr, rpc_code::invalid_request, "invalid request: empty batch"));
+  return batch_response(d, doc);
+}
+
+// No exception leaves a line: whatever a method or the encoding throws (bad_alloc building a
+// huge response) becomes an error response, and the connection is served on.
+std::optional<std::string> handle_line_guarded(const Dispatch& d, std::string_view line) {
+  try {
+    return handle_line(d, line);
+  } catch (const std::exception& e) {
+    return wire(error_response(nullptr, rpc_code::internal_error, std::string("internal error: ") + e.what()));
+  } catch (...) {
+    return wire(error_response(nullptr, rpc_code::internal_error, "internal error: an unknown exception"));
+  }
 }
 
 // ---------------------------------------------------------------- socket file
@@ -141,33 +266,72 @@ std::string clear_stale_socket(const std::string& path, const sockaddr_un& addr)
   return {};
 }
 
-struct Client {
+enum class LineState { complete, incomplete, too_long };
+
+// The next non-blank line of `in` into `line`. At end of stream the last, unterminated line
+// counts as complete. A line longer than max_bytes (or max_bytes without a newline) is too_long.
+LineState next_line(std::string& in, bool eof, size_t max_bytes, std::string& line) {
+  for (;;) {
+    auto newline = in.find('\n');
+    if (newline == std::string::npos && eof && !in.empty()) newline = in.size();
+    if ((newline == std::string::npos ? in.size() : newline) > max_bytes) return LineState::too_long;
+    if (newline == std::string::npos) return LineState::incomplete;
+    line = in.substr(0, newline);
+    in.erase(0, std::min(newline + 1, in.size()));
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") != std::string::npos) return LineState::complete;
+  }
+}
+
+// Waits until fd is ready for `events` or the server stops (false).
+bool wait_for(int fd, short events, int wake_fd) {
+  for (;;) {
+    pollfd p[2] = {{fd, events, 0}, {wake_fd, POLLIN, 0}};
+    const int n = poll(p, 2, -1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 || p[1].revents) return false;
+    if (p[0].revents) return true;
+  }
+}
+
+// Sends all of text; false when the peer is gone or the server stops.
+bool send_all(int fd, std::string_view text, int wake_fd) {
+  while (!text.empty()) {
+    const ssize_t n = send(fd, text.data(), text.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      text.remove_prefix(static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && wait_for(fd, POLLOUT, wake_fd)) continue;
+    return false;
+  }
+  return true;
+}
+
+// Appends what one read brings; false when the peer is gone or the server stops.
+bool receive(int fd, std::string& in, bool& eof, int wake_fd) {
+  char buf[read_chunk];
+  for (;;) {
+    const ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n > 0) return in.append(buf, static_cast<size_t>(n)), true;
+    if (n == 0) return eof = true, true;
+    if (errno == EINTR) continue;
+    if ((errno == EAGAIN || errno == EWOULDBLOCK) && wait_for(fd, POLLIN, wake_fd)) continue;
+    return false;
+  }
+}
+
+struct Connection {
   int fd = -1;
-  std::string in;      // received, not yet served
-  std::string out;     // responses not yet sent
-  bool eof = false;    // the peer shut down writing: serve what is left, flush, close
-  bool closing = false;  // flush `out`, then close (refused peers, oversized lines)
+  std::thread thread;
+  std::atomic<bool> done{false};  // the thread has closed fd and is about to return
 };
 
 }  // namespace
 
-std::optional<std::string> rpc_handle_line(const RpcMethodTable& methods, std::string_view line) {
-  json doc;
-  try {
-    doc = json::parse(line);
-  } catch (const json::parse_error& e) {
-    return error_response(nullptr, rpc_code::parse_error, "parse error: " + parse_error_detail(e)).dump();
-  }
-  if (!doc.is_array()) {
-    auto response = handle_request(methods, doc);
-    return response ? std::optional(response->dump()) : std::nullopt;
-  }
-  if (doc.empty()) return error_response(nullptr, rpc_code::invalid_request, "invalid request: empty batch").dump();
-  json responses = json::array();
-  for (const auto& req : doc)
-    if (auto response = handle_request(methods, req)) responses.push_back(std::move(*response));
-  if (responses.empty()) return std::nullopt;
-  return responses.dump();
+std::optional<std::string> rpc_handle_line(const RpcMethodTable& methods, std::string_view line, const RpcLimits& limits) {
+  return handle_line_guarded(Dispatch{methods, limits}, line);
 }
 
 std::string default_control_socket_path() {
@@ -182,12 +346,12 @@ struct RpcServer::Impl {
   RpcMethodTable methods;
   RpcServerOptions opt;
   int listen_fd = -1;
-  int epoll_fd = -1;
-  int wake_fd = -1;
+  int wake_fd = -1;      // written once by stop(), never read: every poll sees it from then on
   dev_t socket_dev = 0;  // the file we bound, so stop() never removes someone else's
   ino_t socket_ino = 0;
-  std::map<int, Client> clients;
-  std::thread thread;
+  std::thread acceptor;
+  std::list<Connection> connections;  // the acceptor's, and stop()'s once the acceptor is joined
+  std::mutex exclusive;               // held by methods not named in opt.concurrent
 
   void log(const std::string& text) const {
     if (opt.log) opt.log("control socket " + opt.path + ": " + text);
@@ -222,29 +386,28 @@ struct RpcServer::Impl {
       close_all();
       return err;
     }
-    epoll_fd = epoll_create1(EPOLL_CLOEXEC);
     wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (epoll_fd < 0 || wake_fd < 0 || !watch(listen_fd, EPOLLIN, EPOLL_CTL_ADD) || !watch(wake_fd, EPOLLIN, EPOLL_CTL_ADD)) {
-      std::string err = errno_text("epoll");
+    if (wake_fd < 0) {
+      std::string err = errno_text("eventfd");
       close_all();
       return err;
     }
-    thread = std::thread([this] { run(); });
+    acceptor = std::thread([this] { run(); });
     return {};
   }
 
   void stop() {
-    if (!thread.joinable()) return;
+    if (!acceptor.joinable()) return;
     const uint64_t one = 1;
     [[maybe_unused]] auto n = write(wake_fd, &one, sizeof one);
-    thread.join();
+    acceptor.join();
+    for (auto& c : connections) c.thread.join();
+    connections.clear();
     close_all();
   }
 
   void close_all() {
-    for (auto& [fd, c] : clients) close(fd);
-    clients.clear();
-    for (int* fd : {&listen_fd, &epoll_fd, &wake_fd}) {
+    for (int* fd : {&listen_fd, &wake_fd}) {
       if (*fd >= 0) close(*fd);
       *fd = -1;
     }
@@ -254,30 +417,9 @@ struct RpcServer::Impl {
     socket_ino = 0;
   }
 
-  bool watch(int fd, uint32_t events, int op) {
-    epoll_event ev{};
-    ev.events = events;
-    ev.data.fd = fd;
-    return epoll_ctl(epoll_fd, op, fd, &ev) == 0;
-  }
-
   void run() {
     pthread_setname_np(pthread_self(), "nvmt-control");
-    std::array<epoll_event, max_events> events;
-    for (;;) {
-      const int n = epoll_wait(epoll_fd, events.data(), max_events, -1);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        log(errno_text("epoll_wait failed; the control socket stops serving"));
-        return;
-      }
-      for (int i = 0; i < n; ++i) {
-        const int fd = events[i].data.fd;
-        if (fd == wake_fd) return;
-        if (fd == listen_fd) accept_clients();
-        else on_client_event(fd, events[i].events);
-      }
-    }
+    while (wait_for(listen_fd, POLLIN, wake_fd)) accept_clients();
   }
 
   // ------------------------------------------------------------ connections
@@ -294,143 +436,90 @@ struct RpcServer::Impl {
         std::this_thread::sleep_for(accept_retry_pause);
         return;
       }
-      Client& c = clients[fd];
-      c.fd = fd;
-      if (!watch(fd, EPOLLIN | EPOLLRDHUP, EPOLL_CTL_ADD)) {
-        log(errno_text("epoll_ctl failed for a new connection"));
-        drop(fd);
-        continue;
-      }
-      admit(c);
+      reap();
+      if (admit(fd)) spawn(fd);
+    }
+  }
+
+  // Joins the threads of connections that ended, so the count below is of live ones.
+  void reap() {
+    connections.remove_if([](Connection& c) {
+      if (!c.done.load()) return false;
+      c.thread.join();
+      return true;
+    });
+  }
+
+  void spawn(int fd) {
+    Connection& c = connections.emplace_back();
+    c.fd = fd;
+    try {
+      c.thread = std::thread([this, &c] { serve(c); });
+    } catch (const std::system_error& e) {  // no thread to be had: this client is refused, others go on
+      log(std::string("cannot start a connection's thread: ") + e.what());
+      connections.pop_back();
+      refuse(fd, rpc_code::internal_error, "the server cannot serve another connection now; try again later");
     }
   }
 
   // Refuses peers of another uid (besides the file mode) and connections beyond max_clients.
-  void admit(Client& c) {
+  bool admit(int fd) {
     ucred cred{};
     socklen_t len = sizeof cred;
-    if (getsockopt(c.fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
       log(errno_text("SO_PEERCRED failed; connection refused"));
-      return refuse(c, rpc_code::access_denied, "access denied: cannot read the peer's credentials");
+      return refuse(fd, rpc_code::access_denied, "access denied: cannot read the peer's credentials");
     }
     const uid_t owner = geteuid();
     if (cred.uid != owner && cred.uid != 0) {
       log("refused a connection from uid " + std::to_string(cred.uid) + " (pid " + std::to_string(cred.pid) +
           "): only uid " + std::to_string(owner) + " and root may use the control socket");
-      return refuse(c, rpc_code::access_denied,
+      return refuse(fd, rpc_code::access_denied,
                     "access denied: uid " + std::to_string(cred.uid) + " may not use this control socket (owner: uid " +
                         std::to_string(owner) + ")");
     }
-    if (clients.size() > opt.max_clients) {
+    if (connections.size() >= opt.max_clients) {
       log("refused a connection from pid " + std::to_string(cred.pid) + ": " + std::to_string(opt.max_clients) +
           " clients already connected");
-      return refuse(c, rpc_code::too_many_clients,
+      return refuse(fd, rpc_code::too_many_clients,
                     "too many clients (" + std::to_string(opt.max_clients) + " connected); try again later");
     }
-  }
-
-  void refuse(Client& c, int code, const std::string& message) {
-    c.out = error_response(nullptr, code, message).dump() + "\n";
-    c.closing = true;
-    c.in.clear();
-    flush(c);
-  }
-
-  void drop(int fd) {
-    epoll_ctl(epoll_fd, EPOLL_CTL_DEL, fd, nullptr);
-    close(fd);
-    clients.erase(fd);
-  }
-
-  void on_client_event(int fd, uint32_t events) {
-    auto it = clients.find(fd);
-    if (it == clients.end()) return;
-    Client& c = it->second;
-    if (events & EPOLLERR) return drop(fd);
-    if ((events & EPOLLOUT) && !flush(c)) return;
-    if ((events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP)) && !c.closing && !c.eof && !receive(c)) return;
-    serve(c);
-  }
-
-  // Reads what is there; false when the client was dropped.
-  bool receive(Client& c) {
-    char buf[read_chunk];
-    for (;;) {
-      const ssize_t n = recv(c.fd, buf, sizeof buf, 0);
-      if (n > 0) {
-        c.in.append(buf, static_cast<size_t>(n));
-        if (c.in.size() > opt.max_line_bytes + read_chunk) return true;  // serve() judges the length
-        continue;
-      }
-      if (n == 0) {
-        c.eof = true;
-        return true;
-      }
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
-      drop(c.fd);
-      return false;
-    }
-  }
-
-  // Serves the complete lines received, one at a time: the next line waits until the previous
-  // response is sent (a client that does not read its responses stops being read). Closes the
-  // connection when the client is done.
-  void serve(Client& c) {
-    for (;;) {
-      if (!c.out.empty()) {
-        if (!flush(c) || !c.out.empty()) return;  // dropped, or waiting for EPOLLOUT
-      }
-      if (c.closing) return drop(c.fd);
-      auto line = next_line(c);
-      if (!line) break;
-      if (c.closing) continue;  // next_line refused the client: flush the error, then close
-      if (auto response = rpc_handle_line(methods, *line)) c.out = *response + "\n";
-    }
-    if (c.eof && c.in.empty()) drop(c.fd);
-  }
-
-  // The next non-blank line of c.in, or nullopt when none is complete yet. A line longer than
-  // max_line_bytes sets up an error response and closing (and returns an empty line).
-  std::optional<std::string> next_line(Client& c) {
-    for (;;) {
-      auto newline = c.in.find('\n');
-      if (newline == std::string::npos && c.eof && !c.in.empty()) newline = c.in.size();  // the last, unterminated
-      if ((newline == std::string::npos ? c.in.size() : newline) > opt.max_line_bytes) {
-        c.out = error_response(nullptr, rpc_code::invalid_request,
-                               "invalid request: line longer than " + std::to_string(opt.max_line_bytes) + " bytes")
-                    .dump() + "\n";
-        c.closing = true;
-        c.in.clear();
-        return std::string{};
-      }
-      if (newline == std::string::npos) return std::nullopt;
-      std::string line = c.in.substr(0, newline);
-      c.in.erase(0, std::min(newline + 1, c.in.size()));
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      if (line.find_first_not_of(" \t") != std::string::npos) return line;
-    }
-  }
-
-  // Sends what it can; watches EPOLLOUT while something is left. False when c was dropped.
-  bool flush(Client& c) {
-    while (!c.out.empty()) {
-      const ssize_t n = send(c.fd, c.out.data(), c.out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-      if (n > 0) {
-        c.out.erase(0, static_cast<size_t>(n));
-        continue;
-      }
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return watch(c.fd, EPOLLOUT, EPOLL_CTL_MOD);
-      drop(c.fd);
-      return false;
-    }
-    if (c.closing) {
-      drop(c.fd);
-      return false;
-    }
-    watch(c.fd, c.eof ? 0 : (EPOLLIN | EPOLLRDHUP), EPOLL_CTL_MOD);
     return true;
+  }
+
+  // One error line and the end of the connection. The line is short and the socket new: it
+  // fits the send buffer, so the acceptor never waits on a peer here.
+  bool refuse(int fd, int code, const std::string& message) {
+    const std::string line = wire(error_response(nullptr, code, message)) + "\n";
+    [[maybe_unused]] auto n = send(fd, line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    close(fd);
+    return false;
+  }
+
+  // A connection's thread: its lines one at a time, each response sent before the next line is
+  // read (a client that does not read its responses stops being read). Ends at end of stream,
+  // on an oversized line, on a socket error, or when the server stops.
+  void serve(Connection& c) {
+    const Dispatch dispatch{methods, opt.limits, &exclusive, &opt.concurrent};
+    std::string in, line;
+    bool eof = false;
+    for (;;) {
+      const LineState state = next_line(in, eof, opt.max_line_bytes, line);
+      if (state == LineState::too_long) {
+        const json error = error_response(nullptr, rpc_code::invalid_request,
+                                          "invalid request: line longer than " + std::to_string(opt.max_line_bytes) + " bytes");
+        send_all(c.fd, wire(error) + "\n", wake_fd);
+        break;
+      }
+      if (state == LineState::incomplete) {
+        if (eof || !receive(c.fd, in, eof, wake_fd)) break;
+        continue;
+      }
+      auto response = handle_line_guarded(dispatch, line);
+      if (response && !send_all(c.fd, *response + "\n", wake_fd)) break;
+    }
+    close(c.fd);
+    c.done.store(true);
   }
 };
 

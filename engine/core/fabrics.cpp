@@ -32,6 +32,17 @@ std::string host_text(const std::string& hostnqn) {
   return "host " + json_string(hostnqn) + (hostnqn.empty() ? " (empty host NQN)" : "");
 }
 
+// Why the NQN field at `off` of a Connect's data is not an NQN, or nullptr. What a host writes
+// there reaches logs, events and the control socket's JSON: text that is not UTF-8, or holds
+// a newline or a terminal escape, is refused here rather than carried along.
+const char* nqn_fault(const uint8_t* data, size_t off) {
+  const std::string_view nqn = nvme::get_cstr(data, off, nvme::connect_data::nqn_width);
+  if (nqn.size() == nvme::connect_data::nqn_width) return "is not null-terminated";
+  if (nqn.size() > nvme::nqn_max_bytes) return "is longer than 223 bytes";
+  if (!is_display_safe(nqn)) return "is not UTF-8 text without control characters";
+  return nullptr;
+}
+
 void fail_connect(SubmissionQueue& sq, Request& req, nvme::Status s, uint32_t ipo) {
   req.cqe.dw0 = ipo;
   sq.complete(req, s);
@@ -78,6 +89,14 @@ void connect_io(SubmissionQueue& sq, Request& req, std::shared_ptr<Subsystem> su
 
 void execute_connect(SubmissionQueue& sq, Request& req) {
   const auto* d = req.buf;
+  for (const size_t off : {nvme::connect_data::subnqn, nvme::connect_data::hostnqn}) {
+    if (const char* fault = nqn_fault(d, off)) {
+      const char* which = off == nvme::connect_data::subnqn ? "subsystem" : "host";
+      sq.target().log(EventLevel::warning, std::string("connect refused: the ") + which + " NQN " + fault + " (" +
+                                               sq.transport().peer() + ")");
+      return fail_connect(sq, req, st::connect_invalid_parameters, invalid_in_data(off));
+    }
+  }
   const std::string subnqn(nvme::get_cstr(d, nvme::connect_data::subnqn, nvme::connect_data::nqn_width));
   const std::string hostnqn(nvme::get_cstr(d, nvme::connect_data::hostnqn, nvme::connect_data::nqn_width));
   const uint16_t qid = nvme::get_le<uint16_t>(req.sqe.b.data(), connect_sqe::qid);
@@ -86,12 +105,12 @@ void execute_connect(SubmissionQueue& sq, Request& req) {
 
   auto subsys = sq.target().find(subnqn);
   if (!subsys) {
-    sq.target().log(EventLevel::warning, "connect refused: unknown subsystem '" + subnqn + "' from " + host_text(hostnqn));
+    sq.target().log(EventLevel::warning, "connect refused: unknown subsystem " + json_string(subnqn) + " from " + host_text(hostnqn));
     return fail_connect(sq, req, st::connect_invalid_parameters,
                         invalid_in_data(nvme::connect_data::subnqn));
   }
   if (!subsys->host_allowed(hostnqn)) {
-    sq.target().log(EventLevel::warning, "connect refused: " + host_text(hostnqn) + " not allowed on " + subnqn);
+    sq.target().log(EventLevel::warning, "connect refused: " + host_text(hostnqn) + " not allowed on " + json_string(subnqn));
     return fail_connect(sq, req, st::connect_invalid_host, invalid_in_data(nvme::connect_data::hostnqn));
   }
   const uint32_t mqes = sq.target().limits().queue_depth - 1;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/core/subsystem.hpp"
+#include "engine/core/wire_text.hpp"
 
 namespace core {
 
@@ -49,13 +50,13 @@ using EventLog = std::function<void(EventLevel, std::string_view)>;
 // Structured events (connect, disconnect): kind and a JSON object with the details.
 using EventHook = std::function<void(std::string_view kind, std::string detail_json)>;
 
-// A JSON string literal of s (quotes included): NQNs come from the wire and may hold anything.
+// A JSON string literal of s (quotes included), shown as display_text shows it: NQNs come from
+// the wire and may hold anything, and the event log's JSON must stay valid UTF-8.
 inline std::string json_string(std::string_view s) {
   std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') out += '\\', out += static_cast<char>(c);
-    else if (c < 0x20) { char b[8]; std::snprintf(b, sizeof b, "\\u%04x", c); out += b; }
-    else out += static_cast<char>(c);
+  for (char c : display_text(s)) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
   }
   return out + "\"";
 }
@@ -77,8 +78,12 @@ class Target {
 
   TargetCounters& counters() { return _counters; }
   void set_log(EventLog log) { _log = std::move(log); }
+  // Every engine log line passes here: text a peer sent reaches the sink escaped, whichever
+  // transport or command quoted it.
   void log(EventLevel lvl, std::string_view msg) const {
-    if (_log) _log(lvl, msg);
+    if (!_log) return;
+    if (is_display_safe(msg)) _log(lvl, msg);
+    else _log(lvl, display_text(msg));
   }
   void set_event_hook(EventHook hook) { _event = std::move(hook); }
   void event(std::string_view kind, std::string detail_json) const {

@@ -115,6 +115,8 @@ enum class Property : uint32_t { cap = 0x00, vs = 0x08, cc = 0x14, csts = 0x1c, 
 inline constexpr uint32_t version_2_0 = 0x00020000;
 inline constexpr uint32_t version_1_3 = 0x00010300;
 inline constexpr const char* discovery_nqn = "nqn.2014-08.org.nvmexpress.discovery";
+// An NQN is UTF-8 of at most 223 bytes; fields that carry one are 256 bytes, null-terminated.
+inline constexpr size_t nqn_max_bytes = 223;
 
 // Connect command data (1024 bytes) field offsets.
 namespace connect_data {

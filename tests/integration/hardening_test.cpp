@@ -678,6 +678,77 @@ TEST(SharedConnectionCap, ConcurrentTakersNeverExceedIt) {
   EXPECT_EQ(cap.used(), 0u);
 }
 
+// ---- Wire strings: the NQNs of a Connect ----------------------------------------------------
+
+// A host NQN holding bytes that are not UTF-8, an ANSI escape and a newline, sent to the
+// discovery subsystem (which any host may connect to), was logged raw (a forged log line, the
+// operator's terminal cleared), stored in the connect event, and the next events.get ended the
+// process. The spec's NQN is UTF-8 of at most 223 bytes, null-terminated in its 256-byte field:
+// Connect refuses any other with Connect Invalid Parameters pointing at the field (IATTR 1:
+// the data, IPO: its offset), and no log line carries the bytes.
+TEST_F(HardeningTest, ConnectRefusesNqnsThatAreNotText) {
+  ASSERT_NO_FATAL_FAILURE(serve(config()));
+  struct Lines {
+    std::mutex mu;
+    std::vector<std::string> lines;
+  };
+  // Shared with the sink: the engine logs the last disconnect after this test's body.
+  auto log = std::make_shared<Lines>();
+  _engine->set_log_sink([log](engine::LogLevel, std::string_view line) {
+    std::lock_guard lk(log->mu);
+    log->lines.emplace_back(line);
+  });
+  const std::string forged = std::string(host_nqn) + "\xff\x1b[2J\x1b[31m\nconnect: host \"nqn.trusted\" -> all";
+  struct Case {
+    std::string subnqn, hostnqn;
+    uint32_t ipo;
+    const char* what;
+  };
+  const Case cases[] = {
+      {nvme::discovery_nqn, forged, nvme::connect_data::hostnqn, "not UTF-8, an ANSI escape and a newline"},
+      {nvme::discovery_nqn, std::string(host_nqn) + "\xc3", nvme::connect_data::hostnqn, "a UTF-8 sequence cut short"},
+      {nvme::discovery_nqn, std::string(nvme::connect_data::nqn_width, 'h'), nvme::connect_data::hostnqn,
+       "no NUL in the 256-byte field"},
+      {nvme::discovery_nqn, "nqn." + std::string(nvme::nqn_max_bytes - 3, 'h'), nvme::connect_data::hostnqn, "224 bytes"},
+      {std::string(test_nqn) + "\x1b[31m", host_nqn, nvme::connect_data::subnqn, "a subsystem NQN with an escape"},
+  };
+  for (const auto& c : cases) {
+    Target t = target();
+    t.subnqn = c.subnqn;
+    t.hostnqn = c.hostnqn;
+    QueueParams p;
+    p.qid = 0;
+    auto q = IoQueue::connect(t, p);
+    ASSERT_FALSE(q) << c.what << ": the Connect was accepted";
+    EXPECT_EQ(q.error().kind, Error::Kind::nvme) << c.what << ": " << q.error().to_string();
+    EXPECT_EQ(q.error().status, nvme::status::connect_invalid_parameters) << c.what << ": " << q.error().to_string();
+    EXPECT_EQ(q.error().cqe.dw0, (1u << 16) | c.ipo) << c.what << ": IATTR/IPO";
+  }
+  // The longest NQN the spec allows, in UTF-8 beyond ASCII, still connects.
+  Target t = target();
+  t.subnqn = nvme::discovery_nqn;
+  t.hostnqn = "nqn.2014-08.io.nvmetune:h\xc3\xa9te-";  // é: two bytes of UTF-8
+  t.hostnqn += std::string(nvme::nqn_max_bytes - t.hostnqn.size(), 'h');
+  ASSERT_EQ(t.hostnqn.size(), nvme::nqn_max_bytes);
+  QueueParams p;
+  p.qid = 0;
+  auto ok = IoQueue::connect(t, p);
+  ASSERT_TRUE(ok) << ok.error().to_string();
+
+  for (const auto& e : _engine->events(0, 1000)) {
+    EXPECT_EQ(e.detail_json.find("\xff"), std::string::npos) << e.kind << " " << e.detail_json;
+    EXPECT_EQ(e.detail_json.find("\x1b"), std::string::npos) << e.kind << " " << e.detail_json;
+  }
+  std::lock_guard lk(log->mu);
+  size_t refusals = 0;
+  for (const auto& line : log->lines) {
+    EXPECT_TRUE(std::none_of(line.begin(), line.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == '\xff'; }))
+        << "a log line carries a control character or a byte that is not UTF-8: " << line;
+    refusals += line.find("connect refused") != std::string::npos;
+  }
+  EXPECT_EQ(refusals, std::size(cases)) << "each refusal is logged";
+}
+
 // ---- Defect 7: queue and controller lifecycle details --------------------------------------
 
 // An admin Connect must ask for the dynamic controller (CNTLID FFFFh).

@@ -473,6 +473,9 @@ INSTANTIATE_TEST_SUITE_P(Rules, ConfigRule, testing::Values(
     Case{"/listeners/0/traddr", "localhost", "$.listeners[0].traddr", "invalid IPv4 address"},
     Case{"/subsystems/0/nqn", std::string("nqn.") + std::string(220, 'x'), "$.subsystems[0].nqn", "224 bytes"},
     Case{"/subsystems/0/hosts/0", "host1", "$.subsystems[0].hosts[0]", "must start with \"nqn.\""},
+    // A host with such an NQN could not connect (fabrics.cpp refuses it): the same rule here.
+    Case{"/subsystems/0/hosts/0", "nqn.h\x1b[31m", "$.subsystems[0].hosts[0]", "holds control characters"},
+    Case{"/subsystems/0/nqn", "nqn.a\nb", "$.subsystems[0].nqn", "holds control characters"},
     Case{"/subsystems/0/serial", "012345678901234567890", "$.subsystems[0].serial", "at most 20"},
     Case{"/subsystems/0/namespaces/0/nsid", 1025, "$.subsystems[0].namespaces[0].nsid", "expected 1..1024"},
     Case{"/subsystems/0/namespaces/0/block_size", 1024, "$.subsystems[0].namespaces[0].block_size", "512 or 4096"},

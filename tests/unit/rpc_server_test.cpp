@@ -17,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -168,6 +169,10 @@ control::RpcMethodTable test_methods() {
     std::this_thread::sleep_for(std::chrono::milliseconds(params.value("ms", 10)));
     return RpcOutcome::ok(params);
   };
+  t["throw_int"] = [](const json&) -> RpcOutcome { throw 42; };
+  // Bytes a peer sent, quoted back as they came: not UTF-8, an ANSI escape, a newline.
+  t["raw_bytes"] = [](const json&) { return RpcOutcome::ok(std::string("nqn.\xff\x1b[31mred\nforged")); };
+  t["bytes"] = [](const json& params) { return RpcOutcome::ok(std::string(params.value("n", 0), 'b')); };
   return t;
 }
 
@@ -244,6 +249,84 @@ TEST(RpcDispatch, EngineRefusedAndInternalError) {
   r = handle(R"({"jsonrpc": "2.0", "id": 2, "method": "throw"})");
   EXPECT_EQ(error_code(r), code::internal_error);
   EXPECT_NE(r["error"]["message"].get<std::string>().find("throw: boom"), std::string::npos);
+}
+
+// A method that throws what is not a std::exception, and a result holding bytes that are not
+// UTF-8 (json::dump throws type_error 316 on them), each get an answer that is valid JSON.
+TEST(RpcDispatch, NoExceptionLeavesALine) {
+  std::optional<std::string> out;
+  ASSERT_NO_THROW(out = control::rpc_handle_line(test_methods(), R"({"jsonrpc": "2.0", "id": 1, "method": "throw_int"})"));
+  ASSERT_TRUE(out);
+  json r = json::parse(*out);
+  EXPECT_EQ(error_code(r), code::internal_error) << r.dump();
+  EXPECT_EQ(r["id"], 1);
+  ASSERT_NO_THROW(out = control::rpc_handle_line(test_methods(), R"({"jsonrpc": "2.0", "id": 2, "method": "raw_bytes"})"));
+  ASSERT_TRUE(out);
+  EXPECT_EQ(out->find('\n'), std::string::npos) << "a response is one line";
+  r = json::parse(*out, nullptr, false);
+  ASSERT_FALSE(r.is_discarded()) << "not JSON: " << *out;
+  EXPECT_EQ(r["id"], 2);
+}
+
+// 200,000 levels of nesting (a 400 KB line, under the 1 MiB line limit) are refused before
+// parsing: as params, copying them for the method (and echoing them) overflowed the stack.
+TEST(RpcDispatch, DeepNestingIsAParseError) {
+  constexpr size_t levels = 200'000;
+  const std::string deep = std::string(levels, '[') + std::string(levels, ']');
+  const std::string lines[] = {deep, R"({"jsonrpc":"2.0","id":1,"method":"echo","params":)" + deep + "}",
+                               R"({"jsonrpc":"2.0","id":1,"method":"echo","params":{"a":)" + std::string(levels, '{') + "}"};
+  for (const auto& line : lines) {
+    json r = handle(line);
+    EXPECT_EQ(error_code(r), code::parse_error) << r.dump().substr(0, 200);
+    EXPECT_NE(r["error"]["message"].get<std::string>().find("nested deeper than"), std::string::npos) << r.dump().substr(0, 200);
+  }
+  // Brackets inside strings are text, and nesting within the limit is served.
+  const std::string text = std::string(100, '[') + "\\\"]";  // [[...[\"] in JSON: an escaped quote
+  json ok = handle(R"({"jsonrpc":"2.0","id":2,"method":"echo","params":[[[[")" + text + R"("]]]]})");
+  EXPECT_EQ(ok["result"][0][0][0][0], std::string(100, '[') + "\"]") << ok.dump();
+}
+
+// A batch has at most max_batch requests (a longer one runs none), and a line's responses at
+// most max_response_bytes: past it a request is answered response_too_large, the rest not run.
+TEST(RpcDispatch, BatchCountAndResponseBytesAreCapped) {
+  std::atomic<int> runs{0};
+  auto methods = test_methods();
+  methods["bytes"] = [&runs, inner = methods["bytes"]](const json& p) { ++runs; return inner(p); };
+  control::RpcLimits limits;
+  limits.max_batch = 4;
+  limits.max_response_bytes = 1000;
+  const auto request = [](int id, int n) { return json{{"jsonrpc", "2.0"}, {"id", id}, {"method", "bytes"}, {"params", {{"n", n}}}}; };
+
+  json five = json::array();
+  for (int i = 1; i <= 5; ++i) five.push_back(request(i, 1));
+  auto out = control::rpc_handle_line(methods, five.dump(), limits);
+  ASSERT_TRUE(out);
+  json r = json::parse(*out);
+  EXPECT_EQ(error_code(r), code::invalid_request) << r.dump();
+  EXPECT_NE(r["error"]["message"].get<std::string>().find("at most 4"), std::string::npos) << r.dump();
+  EXPECT_EQ(runs.load(), 0) << "a refused batch runs nothing";
+
+  json four = json::array({request(1, 400), request(2, 400), request(3, 400), request(4, 1)});
+  out = control::rpc_handle_line(methods, four.dump(), limits);
+  ASSERT_TRUE(out);
+  constexpr size_t short_error = 300;  // what each request past the limit costs instead
+  EXPECT_LE(out->size(), limits.max_response_bytes + 2 * short_error);
+  r = json::parse(*out);
+  ASSERT_EQ(r.size(), 4u) << r.dump();
+  EXPECT_EQ(r[0]["result"].get<std::string>().size(), 400u);
+  EXPECT_EQ(r[1]["result"].get<std::string>().size(), 400u);
+  for (int i : {2, 3}) {
+    EXPECT_EQ(error_code(r[i]), code::response_too_large) << r[i].dump();
+    EXPECT_EQ(r[i]["id"], i + 1);
+  }
+  EXPECT_EQ(runs.load(), 3) << "the request after the one that reached the limit is not run";
+
+  out = control::rpc_handle_line(methods, request(9, 5000).dump(), limits);
+  ASSERT_TRUE(out);
+  r = json::parse(*out);
+  EXPECT_EQ(error_code(r), code::response_too_large) << r.dump();
+  EXPECT_EQ(r["id"], 9);
+  EXPECT_NE(r["error"]["message"].get<std::string>().find("limit of 1000 bytes"), std::string::npos) << r.dump();
 }
 
 TEST(RpcDispatch, NotificationsGetNoResponse) {
@@ -480,6 +563,66 @@ TEST_F(RpcSocket, ConcurrentClients) {
   EXPECT_EQ(good.load(), clients * requests);
 }
 
+// Over the socket, a throwing method and a result that is not UTF-8 are answered, and the
+// connection (and the server) go on: before, either ended the process (terminate, exit 134).
+TEST_F(RpcSocket, ExceptionsAndBadBytesLeaveTheServerServing) {
+  start();
+  Client c(options.path);
+  EXPECT_EQ(error_code(c.call("throw_int")), code::internal_error);
+  const json r = c.call("raw_bytes");
+  EXPECT_TRUE(r.contains("result")) << r.dump();
+  EXPECT_EQ(c.result("echo", {{"after", true}}), (json{{"after", true}}));
+  Client other(options.path);
+  EXPECT_EQ(other.result("echo", {{"b", 2}}), (json{{"b", 2}}));
+}
+
+TEST_F(RpcSocket, DeepNestingOverTheSocketThenTheNextRequest) {
+  start();
+  Client c(options.path);
+  constexpr size_t levels = 200'000;
+  const json r = c.call_raw(R"({"jsonrpc":"2.0","id":1,"method":"echo","params":)" + std::string(levels, '[') +
+                            std::string(levels, ']') + "}");
+  EXPECT_EQ(error_code(r), code::parse_error) << r.dump().substr(0, 200);
+  EXPECT_EQ(c.result("echo", {{"a", 1}}), (json{{"a", 1}}));
+}
+
+// A slow method on one connection does not hold up a quick one on another (the server served
+// every connection from one thread: the quick call waited out the slow one). Methods not named
+// concurrent still run one at a time, as threading.set's get-merge-set needs.
+TEST_F(RpcSocket, ASlowCallDoesNotHoldUpOtherConnections) {
+  constexpr auto slow = std::chrono::milliseconds(3000);
+  constexpr auto bound = std::chrono::milliseconds(1000);  // generous beside the slow call's 3 s
+  std::atomic<int> running{0}, most{0};
+  auto methods = test_methods();
+  methods["exclusive"] = [&](const json&) {
+    const int now = ++running;
+    for (int seen = most.load(); now > seen && !most.compare_exchange_weak(seen, now);) {}
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    --running;
+    return RpcOutcome::ok(true);
+  };
+  options.concurrent = {"echo"};
+  start(methods);
+  Client a(options.path), b(options.path);
+  std::thread slow_call([&] { EXPECT_TRUE(a.call("slow", {{"ms", slow.count()}}).contains("result")); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the slow call is running
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(b.result("echo", {{"quick", 1}}), (json{{"quick", 1}}));
+  const auto waited = std::chrono::steady_clock::now() - t0;
+  EXPECT_LT(waited, bound) << "the quick call waited "
+                           << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count() << " ms";
+  slow_call.join();
+
+  std::vector<std::thread> callers;
+  for (int i = 0; i < 3; ++i)
+    callers.emplace_back([&] {
+      Client c(options.path);
+      EXPECT_EQ(c.result("exclusive"), json(true));
+    });
+  for (auto& t : callers) t.join();
+  EXPECT_EQ(most.load(), 1) << "methods not named concurrent ran beside each other";
+}
+
 TEST_F(RpcSocket, TooManyClientsAreRefused) {
   options.max_clients = 2;
   start();
@@ -703,6 +846,20 @@ TEST_F(RpcEngine, EventsGetParams) {
   EXPECT_TRUE(m.count("params.max"));
   EXPECT_TRUE(m.count("params.after"));
   EXPECT_TRUE(m.count("params.limit"));
+}
+
+// An event whose detail is not JSON and not UTF-8 (as a Connect's raw host NQN once made it):
+// events.get answers with valid JSON, escaped, and the next request is served. Before, the
+// dump threw type_error 316 out of the control thread: terminate.
+TEST_F(RpcEngine, EventsGetSurvivesBytesThatAreNotUtf8) {
+  const std::string raw = "{\"hostnqn\":\"nqn.\xff\x1b[31mred\nconnect: forged\"}";
+  const uint64_t seq = engine->record_event("connect", raw).seq;
+  const json r = client->result("events.get", {{"after", seq - 1}});
+  ASSERT_EQ(r["events"].size(), 1u) << r.dump();
+  const std::string shown = r["events"][0]["detail"].dump();
+  EXPECT_EQ(shown.find('\x1b'), std::string::npos) << shown;
+  EXPECT_NE(shown.find("\\\\x1b"), std::string::npos) << "the escape is shown as \\x1b: " << shown;
+  EXPECT_EQ(client->result("engine.info")["version"], "test-version");
 }
 
 TEST_F(RpcEngine, SubsystemsListAddAndNamespaces) {
