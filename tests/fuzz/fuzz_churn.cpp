@@ -20,6 +20,7 @@
 
 #include "engine/control/config.hpp"
 #include "engine/control/engine.hpp"
+#include "support/engine_config.hpp"
 #include "support/hostile_host.hpp"
 
 namespace {
@@ -30,18 +31,7 @@ constexpr unsigned slots = 4;
 
 engine::Engine& target() {
   static engine::Engine* eng = [] {
-    control::Config c;
-    c.listeners.push_back(control::ListenerConfig{"tcp", "127.0.0.1", "0"});
-    control::SubsystemConfig s;
-    s.nqn = nqn;
-    s.allow_any_host = true;
-    control::NamespaceConfig ns;
-    ns.nsid = 1;
-    ns.backend.kind = "ram";
-    ns.backend.size_bytes = 4 << 20;
-    ns.block_size = 512;
-    s.namespaces.push_back(ns);
-    c.subsystems.push_back(s);
+    auto c = test_support::one_namespace_config(nqn, {.kind = "ram", .size_bytes = 4 << 20}, 512);
     c.threading.mode = "bound";
     c.tcp.connect_timeout_ms = 200;  // half-open inputs expire while later ones run
     auto* e = new engine::Engine(c);

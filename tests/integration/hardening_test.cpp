@@ -67,6 +67,15 @@ struct Waiter {
   }
 };
 
+// Submits io and drives q until it completes: whether it succeeded.
+bool run_io(IoQueue& q, Io io) {
+  Waiter w;
+  io.done = w.callback();
+  EXPECT_TRUE(q.submit(io));
+  EXPECT_TRUE(w.wait(q, 10s));
+  return w.c.ok();
+}
+
 class HardeningTest : public ::testing::Test {
  protected:
   control::Config config(uint64_t ns_bytes = 64 * MiB) {
@@ -289,13 +298,7 @@ TEST_P(DeallocateReadsZeroes, AsDlfeatPromises) {
   const bool promises_zeroes = ((*id)[33] & 7) == 1;
   auto q = (*ctrl)->create_io_queue(4);
   ASSERT_RESULT(q);
-  auto run = [&](Io io) {
-    Waiter w;
-    io.done = w.callback();
-    EXPECT_TRUE((*q)->submit(io));
-    EXPECT_TRUE(w.wait(**q, 10s));
-    return w.c.ok();
-  };
+  auto run = [&](Io io) { return run_io(**q, io); };
   // 64 KiB of pattern at LBA 0 and at LBA 1024, then deallocate the first, zero the second.
   std::vector<uint8_t> pattern(64 * 1024, 0xa5), got(64 * 1024);
   const uint16_t nlb0 = 64 * 1024 / block - 1;
@@ -335,13 +338,7 @@ TEST_F(HardeningTest, NullReadReturnsZeroesNotTheSlotsLastData) {
   ASSERT_RESULT(ctrl);
   auto q = (*ctrl)->create_io_queue(2);  // few slots: the read reuses the write's buffer
   ASSERT_RESULT(q);
-  auto run = [&](Io io) {
-    Waiter w;
-    io.done = w.callback();
-    EXPECT_TRUE((*q)->submit(io));
-    EXPECT_TRUE(w.wait(**q, 10s));
-    return w.c.ok();
-  };
+  auto run = [&](Io io) { return run_io(**q, io); };
   std::vector<uint8_t> pattern(16 * 1024, 0xa5), got(16 * 1024, 0xee);
   const uint16_t nlb0 = 16 * 1024 / block - 1;
   ASSERT_TRUE(run(Io{Op::write, 1, 0, nlb0, pattern}));
