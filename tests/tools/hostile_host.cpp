@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
   // 12 s of churn: the default connect timeout (10 s) expires the battery's half-open connections
   // while the storm closes queues by the thousand, the race of issue 33.
   unsigned rounds = 3, churn_seconds = 12;
-  for (int i = 1; i < argc; ++i) {
+  for (int i = 1; i < argc; i += 2) {
     const std::string a = argv[i];
     const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
     if (a == "--help" || a == "-h") {
@@ -39,7 +39,6 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "hostile_host: unknown option %s (see --help)\n", a.c_str());
       return 2;
     }
-    ++i;
   }
   unsigned failed = 0, ran = 0;
   const auto fail = [&](const std::string& what) {

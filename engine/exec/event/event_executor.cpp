@@ -632,6 +632,8 @@ unsigned EventExecutor::pick_worker(Task& task) {
   const unsigned n = static_cast<unsigned>(_workers.size());
   if (_cfg.placement == Placement::incoming_cpu) {
     const int cpu = task.incoming_cpu();
+    // A live reconfigure() replaces the CPU lists while the accept thread places a queue.
+    std::lock_guard lock(_cfg_mu);
     for (unsigned i = 0; cpu >= 0 && i < n; ++i) {
       const auto& cpus = _cfg.worker_cpus.empty() ? std::vector<unsigned>{} : _cfg.worker_cpus[i];
       if (cpus.size() == 1 && cpus[0] == static_cast<unsigned>(cpu)) return i;
@@ -729,6 +731,7 @@ std::string EventExecutor::reconfigure(const EventExecutorConfig& cfg) {
     if (auto e = _workers[i]->set_priority(cfg.priority); !e.empty()) err = e;
     _workers[i]->set_busy_poll(cfg.busy_poll_ns, cfg.adaptive_poll);
   }
+  std::lock_guard lock(_cfg_mu);
   _cfg.worker_cpus = cfg.worker_cpus;
   _cfg.priority = cfg.priority;
   _cfg.busy_poll_ns = cfg.busy_poll_ns;

@@ -58,7 +58,10 @@ class EventExecutor final : public Executor {
  private:
   unsigned pick_worker(Task& task);
 
+  // mode and placement are fixed at creation; the CPU lists and poll settings change in
+  // reconfigure() and are read at attach (pick_worker) under _cfg_mu.
   EventExecutorConfig _cfg;
+  mutable std::mutex _cfg_mu;
   const bool _busy_polls;
   std::vector<std::unique_ptr<event::Worker>> _workers;
   std::atomic<unsigned> _next_worker{0};
