@@ -4,6 +4,7 @@
 #include "engine/core/handlers.hpp"
 #include "engine/core/submission_queue.hpp"
 #include "engine/core/target.hpp"
+#include "engine/core/wire_text.hpp"
 
 namespace core {
 namespace {
@@ -92,8 +93,10 @@ void execute_connect(SubmissionQueue& sq, Request& req) {
   for (const size_t off : {nvme::connect_data::subnqn, nvme::connect_data::hostnqn}) {
     if (const char* fault = nqn_fault(d, off)) {
       const char* which = off == nvme::connect_data::subnqn ? "subsystem" : "host";
-      sq.target().log(EventLevel::warning, std::string("connect refused: the ") + which + " NQN " + fault + " (" +
-                                               sq.transport().peer() + ")");
+      // What the host sent, escaped (\xNN) and cut short, so an operator can tell which host it was.
+      const std::string sent = display_text(nvme::get_cstr(d, off, nvme::connect_data::nqn_width).substr(0, 96));
+      sq.target().log(EventLevel::warning, std::string("connect refused: the ") + which + " NQN \"" + sent + "\" " +
+                                               fault + " (" + sq.transport().peer() + ")");
       return fail_connect(sq, req, st::connect_invalid_parameters, invalid_in_data(off));
     }
   }

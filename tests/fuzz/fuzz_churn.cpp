@@ -87,7 +87,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         break;
       case 3:
         if (i + 1 < size) {
-          const size_t n = std::min<size_t>(data[++i], size - i - 1);
+          ++i;
+          const size_t n = std::min<size_t>(data[i], size - i - 1);
           if (c) c->send({data + i + 1, n});
           i += n;
         }

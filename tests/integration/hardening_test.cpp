@@ -744,6 +744,11 @@ TEST_F(HardeningTest, ConnectRefusesNqnsThatAreNotText) {
     refusals += line.find("connect refused") != std::string::npos;
   }
   EXPECT_EQ(refusals, std::size(cases)) << "each refusal is logged";
+  // The refusal shows what the host sent, escaped, so an operator can tell which host it was.
+  EXPECT_TRUE(std::any_of(log->lines.begin(), log->lines.end(), [](const std::string& l) {
+    return l.find("connect refused: the host NQN \"" + std::string(host_nqn) + "\\xff\\x1b[2J\\x1b[31m\\x0aconnect: host") !=
+           std::string::npos;
+  })) << "no refusal quotes the forged NQN escaped";
 }
 
 // ---- Defect 7: queue and controller lifecycle details --------------------------------------
