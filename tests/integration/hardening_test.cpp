@@ -82,6 +82,10 @@ class HardeningTest : public ::testing::Test {
     backend::BackendSpec b;
     b.kind = "ram";
     b.size_bytes = ns_bytes;
+    return config_for(b);
+  }
+  // One worker on CPU 0 serving namespace 1 on b.
+  control::Config config_for(const backend::BackendSpec& b) {
     auto c = test_support::one_namespace_config(test_nqn, b, block);
     c.threading.mode = "bound";
     c.threading.threads = 1;
@@ -287,10 +291,7 @@ TEST_P(DeallocateReadsZeroes, AsDlfeatPromises) {
     b.path = path;
     b.create = true;
   }
-  auto c = test_support::one_namespace_config(test_nqn, b, block);
-  c.threading.threads = 1;
-  c.threading.cpus = {0};
-  ASSERT_NO_FATAL_FAILURE(serve(c));
+  ASSERT_NO_FATAL_FAILURE(serve(config_for(b)));
   auto ctrl = Controller::connect(target());
   ASSERT_RESULT(ctrl);
   auto id = (*ctrl)->identify(0, 1);
@@ -330,10 +331,7 @@ TEST_F(HardeningTest, NullReadReturnsZeroesNotTheSlotsLastData) {
   backend::BackendSpec b;
   b.kind = "null";
   b.size_bytes = 64 * MiB;
-  auto c = test_support::one_namespace_config(test_nqn, b, block);
-  c.threading.threads = 1;
-  c.threading.cpus = {0};
-  ASSERT_NO_FATAL_FAILURE(serve(c));
+  ASSERT_NO_FATAL_FAILURE(serve(config_for(b)));
   auto ctrl = Controller::connect(target());
   ASSERT_RESULT(ctrl);
   auto q = (*ctrl)->create_io_queue(2);  // few slots: the read reuses the write's buffer
