@@ -9,7 +9,6 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
-#include <utility>
 
 namespace exec {
 
@@ -20,7 +19,6 @@ class ConnectDeadlines {
 
   explicit ConnectDeadlines(unsigned timeout_ms) : _timeout(timeout_ms) {}
 
-  unsigned timeout_ms() const { return static_cast<unsigned>(_timeout.count()); }
   void add(Q* q, uint64_t queue_id, clock::time_point now = clock::now()) {
     _list.push_back({now + _timeout, q, queue_id});
   }

@@ -188,7 +188,7 @@ unsigned TcpQueue::reap(unsigned budget) {
 
 void TcpQueue::kick() {
   std::lock_guard lk(_exec_mu);
-  if (!_kicks_closed) _executor->schedule(*this);
+  _executor->schedule(*this);
 }
 
 void TcpQueue::set_executor(exec::Executor& e) {
@@ -266,11 +266,10 @@ exec::Progress TcpQueue::pass(unsigned max_rx_pdus) {
   // A closing queue flushes what it can (the C2HTermReq) but never waits on a peer that
   // stopped reading.
   if (_closing && (_tx_count == 0 || _fd < 0 || !progress)) {
-    _sq.unbind();  // no controller can kick this queue after this
-    // Nor the accept thread's handshake timer: retire() frees the queue, and a kick that races
-    // with this return must not reach the executor after it let the queue go.
-    std::lock_guard lk(_exec_mu);
-    _kicks_closed = true;
+    // No controller can kick this queue after this. The accept thread's handshake timer still
+    // may: the executor drops a kick that races with this return (Executor::schedule), and the
+    // transport's lock, which on_retire takes before freeing the queue, keeps it alive meanwhile.
+    _sq.unbind();
     return exec::Progress::closed;
   }
   const bool buffered =

@@ -194,7 +194,6 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   // is guarded (kicks are control-path events, never per command).
   std::mutex _exec_mu;
   exec::Executor* _executor;
-  bool _kicks_closed = false;  // guarded by _exec_mu: the closing pass returned, kicks are dropped
   QueueLimits _limits;
   const LiveBudgets& _live_budgets;
   Budgets _budgets;  // this pass's copy

@@ -159,12 +159,11 @@ inline bool cqe_ok(const nvme::Cqe& c) { return (c.status >> 1) == 0; }
 // cases that need the NVM command set start from. Both stay open while the object lives.
 struct IoSession {
   RawHost admin, io;
-  uint16_t cntlid = 0;
   bool ready = false;
   IoSession(uint16_t port, std::string_view subnqn, std::string_view hostnqn) : admin(port), io(port) {
     auto a = handshake(admin, subnqn, hostnqn);
     if (!a || !cqe_ok(*a)) return;
-    cntlid = uint16_t(a->dw0);
+    const auto cntlid = uint16_t(a->dw0);
     fuzz::Stream en;
     en.capsule(fuzz::property_set(2, nvme::Property::cc, fuzz::cc_enable));
     if (!admin.send(en) || !admin.recv_pdu(answer_ms)) return;
@@ -184,7 +183,7 @@ struct Case {
   const char* name;
   Expect expect;
   bool needs_io;  // runs on an IoSession's I/O queue; otherwise on a fresh connection
-  std::function<Bytes(uint16_t cntlid)> bytes;  // sent in one piece
+  std::function<Bytes()> bytes;  // sent in one piece
 };
 
 inline Bytes icreq_with(const std::function<void(uint8_t*)>& edit) {
@@ -211,6 +210,14 @@ inline Bytes common_header_pdu(uint8_t type, uint8_t hlen, uint8_t pdo, uint32_t
   return b;
 }
 
+// One H2CData PDU of len bytes of fill for cccid/ttag, the last of its transfer.
+inline Bytes h2c_bytes(uint16_t cccid, uint16_t ttag, size_t len, uint8_t fill) {
+  fuzz::Stream s;
+  const Bytes d(len, fill);
+  s.h2c_data(cccid, ttag, 0, d, true);
+  return s.bytes;
+}
+
 inline Bytes capsule_bytes(const nvme::Sqe& sqe, std::span<const uint8_t> icd = {}) {
   fuzz::Stream s;
   s.capsule(sqe, icd);
@@ -223,97 +230,87 @@ inline std::vector<Case> battery(std::string subnqn, std::string hostnqn) {
   using tcp::PduType;
   std::vector<Case> c;
   c.push_back({"icreq bad pfv", Expect::term_req, false,
-               [](uint16_t) { return icreq_with([](uint8_t* h) { nvme::put_le<uint16_t>(h, 8, 7); }); }});
+               []() { return icreq_with([](uint8_t* h) { nvme::put_le<uint16_t>(h, 8, 7); }); }});
   c.push_back({"icreq hpda out of range", Expect::term_req, false,
-               [](uint16_t) { return icreq_with([](uint8_t* h) { h[10] = 200; }); }});
+               []() { return icreq_with([](uint8_t* h) { h[10] = 200; }); }});
   c.push_back({"icreq plen lies (short)", Expect::closed, false,
-               [](uint16_t) { return icreq_with([](uint8_t* h) { nvme::put_le<uint32_t>(h, 4, 64); }); }});
+               []() { return icreq_with([](uint8_t* h) { nvme::put_le<uint32_t>(h, 4, 64); }); }});
   c.push_back({"icreq hlen wrong", Expect::closed, false,
-               [](uint16_t) { return icreq_with([](uint8_t* h) { h[2] = 24; }); }});
-  c.push_back({"icreq twice", Expect::term_req, false, [](uint16_t) {
+               []() { return icreq_with([](uint8_t* h) { h[2] = 24; }); }});
+  c.push_back({"icreq twice", Expect::term_req, false, []() {
                  fuzz::Stream s;
                  s.icreq().icreq();
                  return s.bytes;
                }});
-  c.push_back({"capsule before icreq", Expect::closed, false, [subnqn, hostnqn](uint16_t) {
+  c.push_back({"capsule before icreq", Expect::closed, false, [subnqn, hostnqn]() {
                  return capsule_bytes(fuzz::connect(1, 0, 31, fuzz::Xfer::in_capsule),
                                       fuzz::connect_data(subnqn, hostnqn));
                }});
-  c.push_back({"h2c data before icreq", Expect::closed, false, [](uint16_t) {
-                 fuzz::Stream s;
-                 const Bytes d(512, 0xab);
-                 s.h2c_data(1, 0, 0, d, true);
-                 return s.bytes;
-               }});
-  c.push_back({"plen smaller than hlen", Expect::term_req, false, [](uint16_t) {
+  c.push_back({"h2c data before icreq", Expect::closed, false, []() { return h2c_bytes(1, 0, 512, 0xab); }});
+  c.push_back({"plen smaller than hlen", Expect::term_req, false, []() {
                  return after_icreq(common_header_pdu(uint8_t(PduType::capsule_cmd), 72, 0, 16, 72));
                }});
-  c.push_back({"hlen wrong for capsule", Expect::term_req, false, [](uint16_t) {
+  c.push_back({"hlen wrong for capsule", Expect::term_req, false, []() {
                  return after_icreq(common_header_pdu(uint8_t(PduType::capsule_cmd), 24, 0, 24, 24));
                }});
-  c.push_back({"pdo inside the header", Expect::term_req, false, [](uint16_t) {
+  c.push_back({"pdo inside the header", Expect::term_req, false, []() {
                  return after_icreq(common_header_pdu(uint8_t(PduType::capsule_cmd), 72, 8, 72 + 512, 72 + 512));
                }});
-  c.push_back({"pdo beyond plen", Expect::term_req, false, [](uint16_t) {
+  c.push_back({"pdo beyond plen", Expect::term_req, false, []() {
                  return after_icreq(common_header_pdu(uint8_t(PduType::capsule_cmd), 72, 250, 80, 80));
                }});
-  c.push_back({"plen 4 GiB", Expect::term_req, false, [](uint16_t) {
+  c.push_back({"plen 4 GiB", Expect::term_req, false, []() {
                  return after_icreq(common_header_pdu(uint8_t(PduType::capsule_cmd), 72, 72, 0xffffffffu, 72));
                }});
   c.push_back({"unknown pdu type", Expect::term_req, false,
-               [](uint16_t) { return after_icreq(common_header_pdu(0x7f, 8, 0, 8, 8)); }});
-  c.push_back({"c2h pdu from the host", Expect::term_req, false, [](uint16_t) {
+               []() { return after_icreq(common_header_pdu(0x7f, 8, 0, 8, 8)); }});
+  c.push_back({"c2h pdu from the host", Expect::term_req, false, []() {
                  return after_icreq(common_header_pdu(uint8_t(PduType::c2h_data), 24, 0, 24, 24));
                }});
-  c.push_back({"unterminated nqns", Expect::anything, false, [](uint16_t) {
+  c.push_back({"unterminated nqns", Expect::anything, false, []() {
                  Bytes d = fuzz::connect_data("", "");
                  std::memset(d.data() + nvme::connect_data::subnqn, 'A', 2 * nvme::connect_data::nqn_width);
                  return after_icreq(capsule_bytes(fuzz::connect(1, 0, 31, fuzz::Xfer::in_capsule), d));
                }});
-  c.push_back({"hostile host nqn to discovery", Expect::anything, false, [](uint16_t) {
+  c.push_back({"hostile host nqn to discovery", Expect::anything, false, []() {
                  const std::string nasty = std::string("nqn.2014-08.evil:\xff\x1b[31mred\n") + "forged log line";
                  return after_icreq(capsule_bytes(fuzz::connect(1, 0, 31, fuzz::Xfer::in_capsule),
                                                   fuzz::connect_data("nqn.2014-08.org.nvmexpress.discovery", nasty)));
                }});
-  c.push_back({"io before connect", Expect::anything, false, [](uint16_t) {
+  c.push_back({"io before connect", Expect::anything, false, []() {
                  return after_icreq(capsule_bytes(fuzz::rw(1, nvme::NvmOpcode::read, 1, 0, 8, 512, fuzz::Xfer::transport)));
                }});
-  c.push_back({"connect data beyond in-capsule size", Expect::term_req, false, [subnqn, hostnqn](uint16_t) {
+  c.push_back({"connect data beyond in-capsule size", Expect::term_req, false, [subnqn, hostnqn]() {
                  Bytes d = fuzz::connect_data(subnqn, hostnqn);
                  d.resize(64 * 1024, 0);
                  return after_icreq(capsule_bytes(fuzz::connect(1, 0, 31, fuzz::Xfer::in_capsule), d));
                }});
-  c.push_back({"truncated header then close", Expect::closed, false, [](uint16_t) {
+  c.push_back({"truncated header then close", Expect::closed, false, []() {
                  Bytes b = after_icreq(common_header_pdu(uint8_t(PduType::capsule_cmd), 72, 0, 72, 72));
                  b.resize(b.size() - 40);
                  return b;
                }});
-  c.push_back({"h2c data without r2t", Expect::term_req, true, [](uint16_t) {
-                 fuzz::Stream s;
-                 const Bytes d(4096, 0x5a);
-                 s.h2c_data(7, 3, 0, d, true);
-                 return s.bytes;
-               }});
-  c.push_back({"h2c data with a bad ttag", Expect::term_req, true, [](uint16_t) {
+  c.push_back({"h2c data without r2t", Expect::term_req, true, []() { return h2c_bytes(7, 3, 4096, 0x5a); }});
+  c.push_back({"h2c data with a bad ttag", Expect::term_req, true, []() {
                  fuzz::Stream s;
                  const Bytes d(512, 0x5a);
                  s.capsule(fuzz::rw(9, nvme::NvmOpcode::write, 1, 0, 1, 512, fuzz::Xfer::transport));
                  s.h2c_data(9, 0x7777, 0, d, true);
                  return s.bytes;
                }});
-  c.push_back({"huge out-of-range read", Expect::anything, true, [](uint16_t) {
+  c.push_back({"huge out-of-range read", Expect::anything, true, []() {
                  // 64 Ki blocks past the end of any namespace: an NVMe error, not a transfer.
                  return capsule_bytes(fuzz::rw(5, nvme::NvmOpcode::read, 1, ~uint64_t{0} - 10, 65535, 512,
                                                fuzz::Xfer::transport));
                }});
-  c.push_back({"random garbage", Expect::closed, false, [](uint16_t) {
+  c.push_back({"random garbage", Expect::closed, false, []() {
                  std::mt19937 rng(33);
                  Bytes b(3000);
                  for (auto& x : b) x = uint8_t(rng());
                  b[0] = 0x04;  // a CapsuleCmd type, so the framing checks and not the type check end it
                  return b;
                }});
-  c.push_back({"h2c term req mid stream", Expect::closed, true, [](uint16_t) {
+  c.push_back({"h2c term req mid stream", Expect::closed, true, []() {
                  fuzz::Stream s;
                  s.h2c_term_req(tcp::Fes::invalid_header_field, 0);
                  return s.bytes;
@@ -334,17 +331,18 @@ inline std::string health_check(uint16_t port, std::string_view subnqn, std::str
 // Runs one case on its own connection: "" or what went wrong.
 inline std::string run_case(const Case& c, uint16_t port, const std::string& subnqn, const std::string& hostnqn) {
   std::optional<IoSession> io;
-  RawHost fresh(c.needs_io ? 0 : port);
-  RawHost* h = &fresh;
+  std::optional<RawHost> fresh;
+  RawHost* h = nullptr;
   if (c.needs_io) {
     io.emplace(port, subnqn, hostnqn);
     if (!io->ready) return "could not set up an I/O queue";
     h = &io->io;
-  } else if (!fresh.ok()) {
-    return "cannot connect";
+  } else {
+    h = &fresh.emplace(port);
+    if (!h->ok()) return "cannot connect";
   }
-  if (!h->send(c.bytes(io ? io->cntlid : 0)) && c.expect == Expect::term_req) return "send failed";
-  if (std::string_view(c.name).find("close") != std::string_view::npos || c.expect == Expect::closed) h->shutdown_write();
+  if (!h->send(c.bytes()) && c.expect == Expect::term_req) return "send failed";
+  if (c.expect == Expect::closed) h->shutdown_write();
   if (c.expect == Expect::anything) {
     // Whatever it answers, the queue must not hang the target: take what comes for a moment.
     (void)h->recv_pdu(200);

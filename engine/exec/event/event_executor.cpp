@@ -505,8 +505,8 @@ void Worker::run_task(Task& task) {
 // emptied, and the next iteration ran io_work on the freed task (issue 33: SIGSEGV in run_task and
 // "double free" under connect/close churn). take_off_lists() keeps the token, so every later
 // schedule() stops at the exchange, and waits for a push already under way. The owner still
-// guarantees that the task outlives a schedule() call that reads its token (TcpQueue: kicks stop
-// at close, under the queue's lock).
+// guarantees that the task outlives a schedule() call that reads its token (TcpTransport: the
+// handshake timer kicks under the lock that on_retire takes before freeing the queue).
 // The task stays in _batch, which run_batch() is iterating: erasing there would shift the next
 // task under the loop's iterator and skip it, and that task's token is already cleared, so its kick
 // would be lost (issue 15: the middle of three expiring handshakes never closed). Its _ran slot
