@@ -18,6 +18,7 @@
 #include "engine/control/rpc_client.hpp"
 #include "engine/control/json_codec.hpp"
 #include "engine/control/rpc_server.hpp"
+#include "engine/stats/latency_sources.hpp"
 #include "engine/stats/print.hpp"
 
 namespace app {
@@ -35,11 +36,25 @@ const std::map<std::string, std::string, std::less<>> aliases = {
     {"threads", "threads.get"},
 };
 
-// The histograms --hist can print, by the name of their field in stats.get's "total".
-const std::map<std::string, std::string, std::less<>> hist_fields = {
-    {"queue_wait", "queue_wait"},       {"read", "read_latency"},     {"write", "write_latency"},
-    {"other", "other_latency"},         {"backend", "backend_latency"},
+// The histograms --hist can print: every key of stats.get's "total" (stats::latency_sources),
+// and short names for the target latency and its stages.
+const std::map<std::string, std::string, std::less<>> hist_aliases = {
+    {"read", "target_read_latency"}, {"write", "target_write_latency"}, {"other", "target_other_latency"},
+    {"scheduling", "stage_scheduling"}, {"queue", "stage_queue"},     {"receive", "stage_receive"},
+    {"data_wait", "stage_data_wait"},   {"backend", "backend_latency"}, {"send", "stage_send"},
 };
+
+std::string hist_field(const std::string& name) {
+  auto it = hist_aliases.find(name);
+  return it == hist_aliases.end() ? name : it->second;
+}
+
+std::vector<std::string> hist_names() {
+  std::vector<std::string> names;
+  for (const auto& [alias, key] : hist_aliases) names.push_back(alias);
+  for (const auto& src : stats::latency_sources) names.emplace_back(src.key);
+  return names;
+}
 
 std::string resolve(const std::string& method) {
   auto it = aliases.find(method);
@@ -97,6 +112,21 @@ std::string latency(const json& hist) {
   return stats::format_duration(static_cast<double>(hist.value("p99_ns", uint64_t{0})));
 }
 
+// "0.4/1.2/2.0/0.1/3.5us": each stage's mean share of the target latency (stats.get's
+// stage_breakdown; scheduling, queue, receive, backend, send: data wait is the host's time).
+std::string stage_shares(const json& total) {
+  const auto it = total.find("stage_breakdown");
+  if (it == total.end() || it->value("commands", uint64_t{0}) == 0) return "-";
+  std::string out;
+  for (const auto& f : (*it)["stages"]) {
+    if (f.value("stage", std::string()) == "stage_data_wait") continue;
+    char cell[24];
+    std::snprintf(cell, sizeof cell, "%s%.1f", out.empty() ? "" : "/", f.value("share_ns", 0.0) / 1e3);
+    out += cell;
+  }
+  return out + "us";
+}
+
 std::string clock_time(int64_t time_ns) {
   const std::time_t secs = static_cast<std::time_t>(time_ns / 1'000'000'000);
   std::tm tm{};
@@ -107,8 +137,11 @@ std::string clock_time(int64_t time_ns) {
 }
 
 void print_watch_header() {
-  std::printf("%-8s %-8s %9s %9s %9s %9s %9s %9s  %s\n", "TIME", "MODE", "IOPS", "RD_MiB/s", "WR_MiB/s", "RD_p99",
-              "WR_p99", "QWAIT_p99", "CPU% per worker (of it spinning idle)");
+  // RD/WR p99: the target latency (kernel arrival -> response handed to the socket). The stage
+  // columns are each stage's mean share of it (its time summed over every command / commands):
+  // they add up to the mean target latency, so the largest says where the time goes.
+  std::printf("%-8s %-8s %9s %9s %9s %9s %9s  %-31s  %s\n", "TIME", "MODE", "IOPS", "RD_MiB/s", "WR_MiB/s", "RD_p99",
+              "WR_p99", "mean: sched/queue/recv/back/send", "CPU% per worker (of it spinning idle)");
 }
 
 void print_watch_line(const json& snap) {
@@ -124,14 +157,14 @@ void print_watch_line(const json& snap) {
       std::snprintf(cell + n, sizeof cell - static_cast<size_t>(n), "(%.0f)", w.value("idle_poll_pct", 0.0));
     busy += cell;
   }
-  std::printf("%-8s %-8s %9llu %9.2f %9.2f %9s %9s %9s  %s\n", clock_time(snap.value("time_ns", int64_t{0})).c_str(),
+  std::printf("%-8s %-8s %9llu %9.2f %9.2f %9s %9s  %-31s  %s\n", clock_time(snap.value("time_ns", int64_t{0})).c_str(),
               snap.value("mode", std::string("-")).c_str(), static_cast<unsigned long long>(snap.value("iops", uint64_t{0})),
-              snap.value("read_mib_s", 0.0), snap.value("write_mib_s", 0.0), latency(total["read_latency"]).c_str(),
-              latency(total["write_latency"]).c_str(), latency(total["queue_wait"]).c_str(), busy.empty() ? "-" : busy.c_str());
+              snap.value("read_mib_s", 0.0), snap.value("write_mib_s", 0.0), latency(total["target_read_latency"]).c_str(),
+              latency(total["target_write_latency"]).c_str(), stage_shares(total).c_str(), busy.empty() ? "-" : busy.c_str());
 }
 
 void print_watch_hist(const json& snap, const std::string& name, stats::Unit unit) {
-  const auto h = control::histogram_from_json(snap["total"][hist_fields.at(name)]);
+  const auto h = control::histogram_from_json(snap["total"][hist_field(name)]);
   std::printf("\n%s, all queues, %.1f s to %s:\n", name.c_str(),
               static_cast<double>(snap.value("interval_ns", uint64_t{0})) / 1e9,
               clock_time(snap.value("time_ns", int64_t{0})).c_str());
@@ -196,10 +229,13 @@ void add_ctl_options(CLI::App& cmd, CtlOptions& opts) {
       ->type_name("MS")
       ->check(CLI::Range(interval_min_ms, 3'600'000u));
   cmd.add_option("--count", opts.count, "--watch: stop after N lines.")->type_name("N");
-  cmd.add_option("--hist", opts.hist, "--watch: also print a log2 histogram of queue_wait, read, write,\n"
-                                      "other or backend (all queues, the interval's samples).")
+  cmd.add_option("--hist", opts.hist,
+                 "--watch: also print a log2 histogram (all queues, the interval's samples) of the\n"
+                 "target latency (read, write, other: kernel arrival stamp -> response handed to the\n"
+                 "socket), a stage of it (scheduling, queue, receive, data_wait, backend, send), or\n"
+                 "any histogram key of stats.get (queue_wait, read_latency, ...).")
       ->type_name("NAME")
-      ->check(CLI::IsMember({"queue_wait", "read", "write", "other", "backend"}));
+      ->check(CLI::IsMember(hist_names()));
   cmd.add_option("--unit", opts.unit, "--hist: nsecs, usecs or msecs (usecs).")
       ->type_name("UNIT")
       ->check(CLI::IsMember({"nsecs", "usecs", "msecs", "ns", "us", "ms"}));

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "app/exit_code.hpp"
+#include "engine/stats/latency_sources.hpp"
 #include "data/store/store.hpp"
 #include "engine/control/config.hpp"
 
@@ -119,7 +120,8 @@ int cmd_show(const DbOptions& o) {
                   static_cast<unsigned long long>(h.count), h.percentile(50) / 1e3, h.percentile(99) / 1e3,
                   static_cast<double>(h.max_ns) / 1e3);
   };
-  for (const char* src : {"read_latency", "write_latency", "queue_wait"}) print_hist(src, {src, ""});
+  // The target latency and its stages (runs recorded before they existed have the engine's own).
+  for (const auto& src : stats::latency_sources) print_hist(src.key, {src.key, ""});
   // eBPF probes' totals (per-thread/workqueue/... histograms: db percentiles --source NAME --labels ...).
   for (const auto& k : s->list_probe_histogram_sources(r->id))
     if (k.labels.empty()) print_hist("probe " + k.name, k);
@@ -280,7 +282,10 @@ std::function<int()> attach_db(CLI::App& cmd) {
   auto* pct = sub("percentiles", "Latency percentiles of one histogram source over a time range.", cmd_percentiles);
   pct->add_option("RUN", o->run)->required();
   pct->add_option("--source", o->source,
-                  "read_latency, write_latency, other_latency, queue_wait or backend_latency.")
+                  "A histogram key: target_read_latency, target_write_latency, target_other_latency\n"
+                  "(kernel arrival stamp -> response handed to the socket), a stage (stage_scheduling,\n"
+                  "stage_queue, stage_receive, stage_data_wait, backend_latency, stage_send), the engine's\n"
+                  "own (queue_wait, read_latency, write_latency, other_latency), or a probe's name.")
       ->type_name("S")
       ->required();
   pct->add_option("--labels", o->labels, "e.g. queue=3 (default: engine total).")->type_name("K=V");

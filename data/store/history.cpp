@@ -5,6 +5,7 @@
 #include "data/store/histogram_blob.hpp"
 #include "data/store/sqlite_stmt.hpp"
 #include "data/store/store.hpp"
+#include "engine/stats/latency_sources.hpp"
 
 namespace data {
 
@@ -13,18 +14,14 @@ namespace {
 int64_t upper(int64_t to_ns) { return to_ns ? to_ns : INT64_MAX; }
 
 using Counter = uint64_t stats::QueueRow::*;
-using Histogram = stats::HistogramData stats::QueueRow::*;
+using HistogramMember = stats::HistogramData stats::QueueRow::*;
 
 constexpr std::pair<const char*, Counter> counters[] = {{"commands", &stats::QueueRow::commands},
                                                         {"read_bytes", &stats::QueueRow::read_bytes},
                                                         {"write_bytes", &stats::QueueRow::write_bytes},
                                                         {"pdus_rx", &stats::QueueRow::pdus_rx},
                                                         {"pdus_tx", &stats::QueueRow::pdus_tx}};
-constexpr std::pair<const char*, Histogram> histograms[] = {{"queue_wait", &stats::QueueRow::queue_wait},
-                                                            {"read_latency", &stats::QueueRow::read_latency},
-                                                            {"write_latency", &stats::QueueRow::write_latency},
-                                                            {"other_latency", &stats::QueueRow::other_latency},
-                                                            {"backend_latency", &stats::QueueRow::backend_latency}};
+
 
 }  // namespace
 
@@ -54,8 +51,9 @@ std::vector<stats::Snapshot> Store::history(int64_t run, TimeRange range, size_t
     while (s.row())
       if (auto it = by_time.find(s.i64(0)); it != by_time.end()) out[it->second].total.*member = static_cast<uint64_t>(s.f64(1));
   }
-  for (const auto& [name, member] : histograms) {
-    const int64_t id = series_id_locked({name, ""}, false);
+  for (const auto& src : stats::latency_sources) {
+    const HistogramMember member = src.row;
+    const int64_t id = series_id_locked({src.key, ""}, false);
     if (!id) continue;
     Stmt s(_db,
            "SELECT time_ns, count, sum_ns, min_ns, max_ns, buckets FROM histograms "

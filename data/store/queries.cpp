@@ -10,6 +10,7 @@
 #include "data/store/histogram_blob.hpp"
 #include "data/store/sqlite_stmt.hpp"
 #include "data/store/store.hpp"
+#include "engine/stats/latency_sources.hpp"
 
 namespace data {
 
@@ -170,7 +171,8 @@ std::vector<CompareRow> Store::compare(int64_t run_a, int64_t run_b) {
     avg.reset();
   }
   static constexpr std::pair<const char*, double> pcts[] = {{"p50", 50}, {"p90", 90}, {"p99", 99}, {"p99.9", 99.9}};
-  for (const char* src : {"read_latency", "write_latency", "other_latency", "queue_wait", "backend_latency"}) {
+  for (const auto& source : stats::latency_sources) {
+    const char* src = source.key;
     const auto ha = merge_histograms(run_a, {src, ""}, {});
     const auto hb = merge_histograms(run_b, {src, ""}, {});
     if (ha.count == 0 && hb.count == 0) continue;

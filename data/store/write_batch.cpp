@@ -8,6 +8,7 @@
 #include "data/store/histogram_blob.hpp"
 #include "data/store/sqlite_stmt.hpp"
 #include "data/store/store.hpp"
+#include "engine/stats/latency_sources.hpp"
 #include "engine/stats/cpu_split.hpp"
 
 namespace data {
@@ -80,11 +81,7 @@ struct RowWriter {
     sample("pdus_tx", labels, static_cast<double>(q.pdus_tx));
   }
   void histograms(const stats::QueueRow& q, const std::string& labels) {
-    histogram("queue_wait", labels, q.queue_wait);
-    histogram("read_latency", labels, q.read_latency);
-    histogram("write_latency", labels, q.write_latency);
-    histogram("other_latency", labels, q.other_latency);
-    histogram("backend_latency", labels, q.backend_latency);
+    for (const auto& src : stats::latency_sources) histogram(src.key, labels, q.*src.row);
   }
   void worker(const stats::WorkerRow& w, uint64_t interval_ns) {
     const std::string labels = canonical_labels({{"worker", std::to_string(w.index)}});

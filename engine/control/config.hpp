@@ -58,6 +58,9 @@ struct TcpConfig {
   uint32_t connect_timeout_ms = 10000;
   // KATO of a discovery controller whose host sent 0 (core::default_discovery_kato_ms says why).
   uint32_t discovery_kato_ms = 120000;
+  // The kernel stamps every received segment (SO_TIMESTAMPING): the target latency starts at the
+  // capsule's arrival. Off, it starts when the engine saw the queue ready (no wake-up delay).
+  bool arrival_stamps = true;
 };
 
 // The NVMe/RDMA transport's own settings (queue depth, in-capsule size and MDTS come from "tcp",

@@ -49,7 +49,7 @@ json to_json(const TcpConfig& t) {
           {"queue_depth", t.queue_depth}, {"max_io_queues", t.max_io_queues}, {"mdts_bytes", t.mdts_bytes},
           {"so_priority", t.so_priority}, {"busy_poll_us", t.busy_poll_us}, {"prefer_busy_poll", t.prefer_busy_poll},
           {"socket_buffer_bytes", t.socket_buffer_bytes}, {"max_connections", t.max_connections}, {"connect_timeout_ms", t.connect_timeout_ms},
-          {"discovery_kato_ms", t.discovery_kato_ms}};
+          {"discovery_kato_ms", t.discovery_kato_ms}, {"arrival_stamps", t.arrival_stamps}};
 }
 
 json to_json(const RdmaConfig& r) {

@@ -113,6 +113,7 @@ void read_tcp(JsonReader& r, const json& v, const std::string& path, TcpConfig& 
   if (auto n = r.u32(v, "max_connections", path)) tcp.max_connections = *n;
   if (auto n = r.u32(v, "connect_timeout_ms", path)) tcp.connect_timeout_ms = *n;
   if (auto n = r.u32(v, "discovery_kato_ms", path)) tcp.discovery_kato_ms = *n;
+  if (auto b = r.boolean(v, "arrival_stamps", path)) tcp.arrival_stamps = *b;
 }
 
 void read_rdma(JsonReader& r, const json& v, const std::string& path, RdmaConfig& rdma) {

@@ -210,7 +210,7 @@ std::vector<ConfigError> Engine::start() {
   im.executor = control::make_executor(im.cfg.threading, err, &im.registry);
   if (!im.executor) return {{"$.threading.mode", err}};
   tcp::QueueLimits ql{im.cfg.tcp.queue_depth, im.cfg.tcp.in_capsule_data_size, im.cfg.tcp.maxh2cdata,
-                      im.cfg.tcp.mdts_bytes, im.cfg.tcp.connect_timeout_ms};
+                      im.cfg.tcp.mdts_bytes, im.cfg.tcp.connect_timeout_ms, im.cfg.tcp.arrival_stamps};
   im.rdma.reset();  // (a restart) every transport lets go of the old cap before it goes
   im.transport.reset();
   im.connections = std::make_unique<exec::ConnectionCap>(im.cfg.tcp.max_connections);

@@ -9,6 +9,8 @@
 #include "engine/core/wire_text.hpp"
 #include "engine/stats/cpu_split.hpp"
 #include "engine/stats/histogram_layout.hpp"
+#include "engine/stats/latency_sources.hpp"
+#include "engine/stats/stage_breakdown.hpp"
 
 namespace control {
 
@@ -30,22 +32,25 @@ double per_second(uint64_t value, uint64_t interval_ns) {
 double round_to(double v, double unit) { return std::round(v / unit) * unit; }
 
 json counters_json(const stats::QueueRow& q, bool buckets) {
-  return {{"commands", q.commands},
-          {"read_bytes", q.read_bytes},
-          {"write_bytes", q.write_bytes},
-          {"pdus_rx", q.pdus_rx},
-          {"pdus_tx", q.pdus_tx},
-          {"queue_wait", histogram_json(q.queue_wait, buckets)},
-          {"read_latency", histogram_json(q.read_latency, buckets)},
-          {"write_latency", histogram_json(q.write_latency, buckets)},
-          {"other_latency", histogram_json(q.other_latency, buckets)},
-          {"backend_latency", histogram_json(q.backend_latency, buckets)}};
+  json j = {{"commands", q.commands},
+            {"read_bytes", q.read_bytes},
+            {"write_bytes", q.write_bytes},
+            {"pdus_rx", q.pdus_rx},
+            {"pdus_tx", q.pdus_tx}};
+  for (const auto& src : stats::latency_sources) j[src.key] = histogram_json(q.*src.row, buckets);
+  const auto b = stats::stage_breakdown(q);
+  json stages = json::array();
+  for (const auto& f : b.stages)
+    stages.push_back({{"stage", f.source->key}, {"count", f.count}, {"share_ns", round_to(f.share_ns, 1)},
+                      {"mean_ns", round_to(f.mean_ns, 1)}, {"p99_ns", round_to(f.p99_ns, 1)}});
+  j["stage_breakdown"] = {{"commands", b.commands}, {"target_mean_ns", round_to(b.target_mean_ns, 1)}, {"stages", stages}};
+  return j;
 }
 
 json queue_json(const stats::QueueRow& q, bool buckets) {
   json j = {{"queue_id", q.queue_id}, {"qid", q.qid},   {"cntlid", q.cntlid},
             {"subnqn", q.subnqn},     {"peer", q.peer}, {"worker", q.worker}, {"incoming_cpu", q.incoming_cpu},
-            {"io_mechanism", q.io_mechanism}};
+            {"io_mechanism", q.io_mechanism}, {"arrival_clock", q.arrival_clock}};
   if (q.comp_vector >= 0) j["comp_vector"] = q.comp_vector;  // RDMA queues only
   j.update(counters_json(q, buckets));
   return j;
@@ -178,12 +183,9 @@ void queue_from_json(const json& j, stats::QueueRow& q) {
   q.write_bytes = j.value("write_bytes", uint64_t{0});
   q.pdus_rx = j.value("pdus_rx", uint64_t{0});
   q.pdus_tx = j.value("pdus_tx", uint64_t{0});
-  const std::pair<const char*, stats::HistogramData stats::QueueRow::*> histograms[] = {
-      {"queue_wait", &stats::QueueRow::queue_wait},       {"read_latency", &stats::QueueRow::read_latency},
-      {"write_latency", &stats::QueueRow::write_latency}, {"other_latency", &stats::QueueRow::other_latency},
-      {"backend_latency", &stats::QueueRow::backend_latency}};
-  for (const auto& [key, member] : histograms)
-    if (auto it = j.find(key); it != j.end() && it->is_object()) q.*member = histogram_from_json(*it);
+  q.arrival_clock = j.value("arrival_clock", std::string());
+  for (const auto& src : stats::latency_sources)
+    if (auto it = j.find(src.key); it != j.end() && it->is_object()) q.*src.row = histogram_from_json(*it);
 }
 
 std::vector<unsigned> cpus_of(const json& j, const char* key) {

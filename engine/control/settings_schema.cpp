@@ -168,6 +168,12 @@ std::vector<Setting> tcp_rows() {
        .max = 1'000'000, .modes = all_modes, .live = false,
        .help = "SO_BUSY_POLL: µs a receive may spin on the NIC queue before sleeping; 0 = off. Spinning cuts the "
                "interrupt and softirq hop from receive latency, at the price of CPU burnt while waiting."},
+      {.section = "tcp", .key = "arrival_stamps", .type = T::boolean, .label = "Arrival stamps",
+       .modes = all_modes, .live = false,
+       .help = "The kernel stamps each received segment (SO_TIMESTAMPING software receive stamps), so a command's "
+               "target latency starts when its capsule reached this host and includes the wait for a worker to wake. "
+               "Off, it starts when the engine saw the queue ready. Costs a clock read per received packet, "
+               "host-wide while any socket asks. Applies at start."},
       {.section = "tcp", .key = "prefer_busy_poll", .type = T::boolean, .label = "Prefer busy poll",
        .modes = all_modes, .live = false,
        .help = "SO_PREFER_BUSY_POLL: the NIC queue defers its interrupts while the application busy-polls. Fewer "

@@ -52,6 +52,11 @@ struct Request {
   // the same call, so that clock read ends the command's latency too: a clock read is ~30 ns
   // here (kvm-clock), and a read used to take four per I/O. Older than start_ns = stale.
   uint64_t done_ns = 0;
+  // The rest of the command's timeline (stats/latency_sources.hpp), monotonic ns: when its
+  // capsule arrived (SubmissionQueue::record_received) and when core/ completed it
+  // (record_latency). The target latency runs from the first to the response leaving.
+  uint64_t arrival_ns = 0;
+  uint64_t completed_ns = 0;
 
   // The response data (response_len bytes): buf, or the backend's memory when a read was
   // lent (backend::Io::lent; the transport must say sends_lent_data()).

@@ -1,5 +1,7 @@
 #include "engine/core/submission_queue.hpp"
 
+#include <algorithm>
+
 #include "engine/core/handlers.hpp"
 #include "engine/core/target.hpp"
 #include "engine/exec/executor.hpp"
@@ -172,15 +174,43 @@ bool SubmissionQueue::poll_events() {
   return false;
 }
 
-void SubmissionQueue::record_latency(const Request& req, const void* queue) {
+void SubmissionQueue::record_latency(Request& req, const void* queue) {
   if (!req.start_ns) return;
   const uint64_t end = req.done_ns >= req.start_ns ? req.done_ns : exec::monotonic_ns();
+  req.completed_ns = end;
   const uint64_t ns = end - req.start_ns;
   NVMT_USDT3(cmd_complete, queue, req.sqe.cid(), ns);
   const uint8_t op = req.sqe.opcode();
   if (_qid != 0 && op == static_cast<uint8_t>(nvme::NvmOpcode::read)) _stats.read_latency.record(ns);
   else if (_qid != 0 && op == static_cast<uint8_t>(nvme::NvmOpcode::write)) _stats.write_latency.record(ns);
   else _stats.other_latency.record(ns);
+}
+
+void SubmissionQueue::record_received(Request& req, uint64_t arrival_ns, const PassTimes& pass) {
+  const uint64_t parsed = req.start_ns;
+  // No stamp: the earliest moment the engine knows of (readiness, else the pass).
+  uint64_t t = arrival_ns ? arrival_ns : (pass.ready_ns ? pass.ready_ns : pass.start_ns);
+  if (t > parsed || t == 0) t = parsed;  // a stamp from ahead of this clock (a clock step)
+  req.arrival_ns = t;
+  const uint64_t ready = std::clamp(pass.ready_ns ? pass.ready_ns : t, t, parsed);
+  const uint64_t start = std::clamp(pass.start_ns, ready, parsed);
+  _stats.stage_scheduling.record(ready - t);
+  _stats.stage_queue.record(start - ready);
+  _stats.stage_receive.record(parsed - start);
+}
+
+void SubmissionQueue::record_data_wait(const Request& req, uint64_t now_ns) {
+  if (req.start_ns && now_ns >= req.start_ns) _stats.stage_data_wait.record(now_ns - req.start_ns);
+}
+
+void SubmissionQueue::record_sent(const Request& req, uint64_t now_ns) {
+  if (!req.arrival_ns || now_ns < req.arrival_ns) return;
+  const uint8_t op = req.sqe.opcode();
+  const uint64_t ns = now_ns - req.arrival_ns;
+  if (_qid != 0 && op == static_cast<uint8_t>(nvme::NvmOpcode::read)) _stats.target_read_latency.record(ns);
+  else if (_qid != 0 && op == static_cast<uint8_t>(nvme::NvmOpcode::write)) _stats.target_write_latency.record(ns);
+  else _stats.target_other_latency.record(ns);
+  if (req.completed_ns >= req.arrival_ns && req.completed_ns <= now_ns) _stats.stage_send.record(now_ns - req.completed_ns);
 }
 
 }  // namespace core

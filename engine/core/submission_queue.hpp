@@ -59,7 +59,23 @@ class SubmissionQueue {
   // transport's queue (queue, as its queue_wait_end point names it). A command that failed
   // before it started (start_ns 0: a bad SGL) is not timed. Ends at req.done_ns when the
   // backend's completion led here, else now.
-  void record_latency(const Request& req, const void* queue);
+  // Also stamps req.completed_ns (the send stage starts there).
+  void record_latency(Request& req, const void* queue);
+  // The moments of one io_work pass the stages are measured against: when the executor saw the
+  // queue ready (0 = not known) and when the pass began.
+  struct PassTimes {
+    uint64_t ready_ns = 0, start_ns = 0;
+  };
+  // req's capsule is parsed (req.start_ns): from its arrival (the kernel's receive stamp; 0 = no
+  // stamp, the pass's readiness stands in) to now go the scheduling, queue and receive stages.
+  // Each stage starts where the previous ended or later: a capsule that arrived while the pass
+  // ran waited for no wake-up.
+  void record_received(Request& req, uint64_t arrival_ns, const PassTimes& pass);
+  // A write asked for its data (R2T) when it was parsed; the last of it arrived at now_ns.
+  void record_data_wait(const Request& req, uint64_t now_ns);
+  // The call that handed req's response's last byte to the kernel (sendmsg, RDMA post) returned
+  // at now_ns: its target latency and send stage. A command never received is not timed.
+  void record_sent(const Request& req, uint64_t now_ns);
   // A backend Io reaped from the queue's IoContext.
   void on_backend_done(backend::Io& io);
   // A command the transport deferred (TransportQueue::defer) goes on.

@@ -556,6 +556,30 @@ const char* pattern_name(Pattern p) {
 bool has_reads(Pattern p) { return p == Pattern::read || p == Pattern::randread || p == Pattern::randrw; }
 bool has_writes(Pattern p) { return p == Pattern::write || p == Pattern::randwrite || p == Pattern::randrw; }
 
+LiveLatency::Reading LiveLatency::read() const {
+  std::lock_guard lock(_mu);
+  Reading r = _retired;
+  for (const auto& [rd, wr] : _live) {
+    r.read.merge(rd->read());
+    r.write.merge(wr->read());
+  }
+  return r;
+}
+
+void LiveLatency::attach(const stats::Histogram* read, const stats::Histogram* write) {
+  std::lock_guard lock(_mu);
+  _live.emplace_back(read, write);
+}
+
+void LiveLatency::detach_all() {
+  std::lock_guard lock(_mu);
+  for (const auto& [rd, wr] : _live) {
+    _retired.read.merge(rd->read());
+    _retired.write.merge(wr->read());
+  }
+  _live.clear();
+}
+
 LoadResult run_load(const LoadSpec& cfg) {
   using S = LoadResult::Status;
   if (cfg.threads == 0 || cfg.queues == 0 || cfg.qd == 0 || cfg.bs == 0)
@@ -622,7 +646,10 @@ LoadResult run_load(const LoadSpec& cfg) {
   LoadResult r;
   r.block_size = ns.block_size;
   r.nsze = ns.nsze;
+  if (cfg.live)
+    for (auto& w : workers) cfg.live->attach(&w->rd.hist, &w->wr.hist);
   r.runtime_s = drive(*sh, workers, r.usr_cpu_pct, r.sys_cpu_pct);
+  if (cfg.live) cfg.live->detach_all();
 
   // Clean disconnect (best effort: a failed queue just closes).
   for (auto& q : queues) {

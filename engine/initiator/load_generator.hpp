@@ -8,10 +8,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "engine/initiator/target.hpp"
+#include "engine/stats/histogram.hpp"
 #include "engine/stats/histogram_data.hpp"
 
 namespace initiator {
@@ -21,6 +23,29 @@ enum class Pattern : uint8_t { read, write, randread, randwrite, randrw };
 const char* pattern_name(Pattern p);
 bool has_reads(Pattern p);
 bool has_writes(Pattern p);
+
+// The host's own latency while a load runs, for whoever shows it beside the target's (the app's
+// dashboard, experiments): each measured I/O's submit-to-completion time, cumulative, readable
+// from any thread at any time (two readings' difference is an interval). It may follow several
+// runs, one after the other, and never goes backwards. Its mutex is taken per reading and per
+// run, never per I/O: the load's threads record into histograms of their own.
+class LiveLatency {
+ public:
+  struct Reading {
+    stats::HistogramData read, write;
+  };
+  Reading read() const;
+
+  // run_load's side: a worker's histograms join at the start of a run, and leave (their final
+  // values kept) at its end.
+  void attach(const stats::Histogram* read, const stats::Histogram* write);
+  void detach_all();
+
+ private:
+  mutable std::mutex _mu;
+  std::vector<std::pair<const stats::Histogram*, const stats::Histogram*>> _live;
+  Reading _retired;
+};
 
 struct LoadSpec {
   Target target;
@@ -41,6 +66,7 @@ struct LoadSpec {
   // verify: called on the calling thread once every write is done and before the read-back,
   // so a test can corrupt a block behind the target's back and expect its LBA reported.
   std::function<void()> before_readback;
+  LiveLatency* live = nullptr;  // also record into this (nullptr: nobody watches)
 };
 
 struct LoadDirResult {

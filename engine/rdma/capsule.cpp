@@ -49,7 +49,12 @@ void RdmaQueue::on_completion(const ibv_wc& wc) {
     case WrKind::recv:
       return on_recv(wc);
     case WrKind::rdma_read:
-      if (slot < _ncmds) _sq.execute(_cmds[slot].req);
+      if (slot < _ncmds) {
+        // The host's data is here: RDMA READ is this transport's data wait (R2T's on TCP).
+        const uint64_t now = exec::monotonic_ns();
+        _sq.record_data_wait(_cmds[slot].req, now);
+        _sq.execute(_cmds[slot].req, now);
+      }
       return;
     case WrKind::send:
       if (slot < _ncmds) on_send_done(_cmds[slot]);
@@ -100,6 +105,8 @@ void RdmaQueue::take_capsule(Received r) {
   c.req.buf = no_data;
   nvme::Status st = sgl.status.ok() ? _sq.prepare(c.req) : sgl.status;
   c.req.start_ns = exec::monotonic_ns();
+  // No receive stamp on RDMA (no completion timestamps asked for): arrival is the readiness.
+  _sq.record_received(c.req, 0, _pass);
   NVMT_USDT3(cmd_arrival, this, c.req.sqe.cid(), c.req.sqe.opcode());
   c.held_recv = r.recv;
   if (!st.ok() || c.data.kind != DataKind::in_capsule) {
@@ -186,6 +193,7 @@ void RdmaQueue::complete(core::Request& req) {
 
 void RdmaQueue::on_send_done(Command& c) {
   _stats.pdus_tx.add();
+  _sq.record_sent(c.req, exec::monotonic_ns());
   set_state(c, CmdState::free);
   release_buffer(c);
   _free.push_back(c.index);

@@ -204,7 +204,7 @@ void RdmaTransport::on_established(rdma_cm_id* id) {
   it->second.attached = true;
   ++_counts.connects;
   const uint64_t queue_id = _next_queue_id++;
-  q->stats().set_identity({queue_id, 0, 0, {}, q->peer(), "rdma", q->comp_vector()});
+  q->stats().set_identity({queue_id, 0, 0, {}, q->peer(), "rdma", q->comp_vector(), "readiness"});
   _registry.add_queue(&q->stats());
   _executor->attach(*q);
   _handshakes.add(id, queue_id);

@@ -176,8 +176,11 @@ void RdmaQueue::identify() {
 exec::Progress RdmaQueue::io_work() {
   const tcp::Budgets b = _live_budgets.load();
   const uint64_t start = exec::monotonic_ns();
-  if (const uint64_t ready = exec_ready_ns.exchange(0, std::memory_order_relaxed); ready && ready <= start)
+  _pass = {0, start};
+  if (const uint64_t ready = exec_ready_ns.exchange(0, std::memory_order_relaxed); ready && ready <= start) {
+    _pass.ready_ns = ready;
     _stats.queue_wait.record(start - ready);
+  }
   drain_channel();
   if (_sq.poll_events()) fail("controller gone");
   if (_disconnected.load(std::memory_order_relaxed)) fail("host disconnected");

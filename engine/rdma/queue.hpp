@@ -162,6 +162,7 @@ class RdmaQueue final : public exec::Task, public core::TransportQueue, private 
   // Commands waiting for a data buffer (FIFO ring of command slots).
   std::vector<uint32_t> _buf_wait;
   uint32_t _buf_wait_head = 0, _buf_wait_count = 0;
+  core::SubmissionQueue::PassTimes _pass;  // this io_work pass's readiness and start (stages)
   uint64_t _buffer_waits = 0;  // commands that waited for a data buffer (logged at close)
   uint32_t _nrecv = 0, _ncmds = 0;
   std::atomic<bool> _disconnected{false}, _handshake_expired{false};

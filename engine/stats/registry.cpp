@@ -3,7 +3,34 @@
 #include <algorithm>
 #include <tuple>
 
+#include "engine/stats/latency_sources.hpp"
+
 namespace stats {
+namespace {
+
+// Each histogram of the block and its row, in latency_sources' order.
+struct HistogramPair {
+  Histogram QueueStats::*block;
+  HistogramData QueueRow::*row;
+};
+constexpr HistogramPair histogram_pairs[] = {
+    {&QueueStats::target_read_latency, &QueueRow::target_read_latency},
+    {&QueueStats::target_write_latency, &QueueRow::target_write_latency},
+    {&QueueStats::target_other_latency, &QueueRow::target_other_latency},
+    {&QueueStats::stage_scheduling, &QueueRow::stage_scheduling},
+    {&QueueStats::stage_queue, &QueueRow::stage_queue},
+    {&QueueStats::stage_receive, &QueueRow::stage_receive},
+    {&QueueStats::stage_data_wait, &QueueRow::stage_data_wait},
+    {&QueueStats::backend_latency, &QueueRow::backend_latency},
+    {&QueueStats::stage_send, &QueueRow::stage_send},
+    {&QueueStats::queue_wait, &QueueRow::queue_wait},
+    {&QueueStats::read_latency, &QueueRow::read_latency},
+    {&QueueStats::write_latency, &QueueRow::write_latency},
+    {&QueueStats::other_latency, &QueueRow::other_latency},
+};
+static_assert(std::size(histogram_pairs) == latency_source_count, "a histogram of QueueStats is not read");
+
+}  // namespace
 
 // ---- QueueStats
 
@@ -27,6 +54,7 @@ QueueRow QueueStats::read() const {
   r.peer = std::move(id.peer);
   r.io_mechanism = std::move(id.io_mechanism);
   r.comp_vector = id.comp_vector;
+  r.arrival_clock = std::move(id.arrival_clock);
   r.worker = worker.load(std::memory_order_relaxed);
   r.incoming_cpu = incoming_cpu.load(std::memory_order_relaxed);
   r.commands = commands.get();
@@ -34,11 +62,7 @@ QueueRow QueueStats::read() const {
   r.write_bytes = write_bytes.get();
   r.pdus_rx = pdus_rx.get();
   r.pdus_tx = pdus_tx.get();
-  r.queue_wait = queue_wait.read();
-  r.read_latency = read_latency.read();
-  r.write_latency = write_latency.read();
-  r.other_latency = other_latency.read();
-  r.backend_latency = backend_latency.read();
+  for (const auto& h : histogram_pairs) r.*h.row = (this->*h.block).read();
   return r;
 }
 
@@ -92,11 +116,7 @@ void accumulate(QueueRow& into, const QueueRow& from) {
   into.write_bytes += from.write_bytes;
   into.pdus_rx += from.pdus_rx;
   into.pdus_tx += from.pdus_tx;
-  into.queue_wait.merge(from.queue_wait);
-  into.read_latency.merge(from.read_latency);
-  into.write_latency.merge(from.write_latency);
-  into.other_latency.merge(from.other_latency);
-  into.backend_latency.merge(from.backend_latency);
+  for (const auto& src : latency_sources) (into.*src.row).merge(from.*src.row);
 }
 
 namespace {
@@ -112,6 +132,7 @@ QueueRow difference(const QueueRow& now, const QueueRow& before) {
   d.peer = now.peer;
   d.io_mechanism = now.io_mechanism;
   d.comp_vector = now.comp_vector;
+  d.arrival_clock = now.arrival_clock;
   d.worker = now.worker;
   d.incoming_cpu = now.incoming_cpu;
   d.commands = minus(now.commands, before.commands);
@@ -119,11 +140,7 @@ QueueRow difference(const QueueRow& now, const QueueRow& before) {
   d.write_bytes = minus(now.write_bytes, before.write_bytes);
   d.pdus_rx = minus(now.pdus_rx, before.pdus_rx);
   d.pdus_tx = minus(now.pdus_tx, before.pdus_tx);
-  d.queue_wait = now.queue_wait.since(before.queue_wait);
-  d.read_latency = now.read_latency.since(before.read_latency);
-  d.write_latency = now.write_latency.since(before.write_latency);
-  d.other_latency = now.other_latency.since(before.other_latency);
-  d.backend_latency = now.backend_latency.since(before.backend_latency);
+  for (const auto& src : latency_sources) d.*src.row = (now.*src.row).since(before.*src.row);
   return d;
 }
 

@@ -26,6 +26,7 @@ struct QueueIdentity {
   std::string peer;
   std::string io_mechanism;  // "epoll" | "io_uring": how the queue reads its socket
   int comp_vector = -1;      // RDMA: its CQ's completion vector; -1 for other transports
+  std::string arrival_clock;  // QueueRow::arrival_clock
 };
 
 struct alignas(64) QueueStats {
@@ -34,6 +35,9 @@ struct alignas(64) QueueStats {
   Histogram queue_wait;      // readiness/enqueue -> io_work start (the engine's wqlat)
   Histogram read_latency, write_latency, other_latency;  // capsule complete -> response queued
   Histogram backend_latency;
+  // Arrival -> response handed to the socket, per opcode, and its stages (latency_sources.hpp).
+  Histogram target_read_latency, target_write_latency, target_other_latency;
+  Histogram stage_scheduling, stage_queue, stage_receive, stage_data_wait, stage_send;
   // Worker index running the queue's io_work now (-1 = none); set by the executor.
   std::atomic<int> worker{-1};
   // The CPU the queue's packets arrive on (SO_INCOMING_CPU), read at accept and at each

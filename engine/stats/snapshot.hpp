@@ -21,10 +21,17 @@ struct QueueRow {
   int comp_vector = -1;      // RDMA: its CQ's completion vector; -1 for other transports
   int worker = -1;           // worker index running its io_work now (-1 = none)
   int incoming_cpu = -1;     // SO_INCOMING_CPU when the queue was last placed (-1 = unknown)
+  // Where its commands' arrival times come from: "kernel" (the socket's receive stamps) or
+  // "readiness" (no stamp: the executor saw the queue ready; RDMA, tests feeding bytes).
+  std::string arrival_clock;
   uint64_t commands = 0, read_bytes = 0, write_bytes = 0, pdus_rx = 0, pdus_tx = 0;
   HistogramData queue_wait;  // readiness/enqueue -> io_work start (the engine's wqlat)
   HistogramData read_latency, write_latency, other_latency;  // capsule complete -> response queued
-  HistogramData backend_latency;
+  HistogramData backend_latency;  // the backend stage: submit -> completion
+  // Arrival -> response handed to the socket, and its stages (latency_sources.hpp says each
+  // one's span; the one place that lists them all).
+  HistogramData target_read_latency, target_write_latency, target_other_latency;
+  HistogramData stage_scheduling, stage_queue, stage_receive, stage_data_wait, stage_send;
 };
 
 struct WorkerRow {

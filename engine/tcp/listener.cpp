@@ -221,7 +221,8 @@ void TcpTransport::serve_fd(int fd, const sockaddr_in& peer) {
   }
   const uint64_t queue_id = _next_queue_id++;
   q->stats().set_identity({queue_id, 0, 0, {}, q->peer(),
-                           q->mechanism() == IoMechanism::io_uring ? "io_uring" : "epoll"});
+                           q->mechanism() == IoMechanism::io_uring ? "io_uring" : "epoll", -1,
+                           q->arrival_clock()});
   _registry.add_queue(&q->stats());
   _handshakes.add(q, queue_id);
   _executor->attach(*q);

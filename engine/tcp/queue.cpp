@@ -58,6 +58,7 @@ TcpQueue::TcpQueue(int fd, std::string peer, core::Target& target, exec::Executo
   _tx.resize(boot_tx_items);
   _resp_staged.reserve(boot_tx_items);
   want_ring_for(executor);
+  _stamps = limits.arrival_stamps && enable_arrival_stamps(_fd);
   if (mechanism == IoMechanism::io_uring) {
     std::string error;
     _usock = std::make_unique<UringSocket>(_fd, _ioctx, error);
@@ -224,8 +225,11 @@ int TcpQueue::incoming_cpu() const {
 exec::Progress TcpQueue::pass(unsigned max_rx_pdus) {
   _budgets = _live_budgets.load();
   const uint64_t start = exec::monotonic_ns();
+  if (_stamps) _stamp_clock.sync(start);
+  _pass = {0, start};
   // Readiness (event, kick, requeue) to now: how long this queue waited for a thread.
   if (const uint64_t ready = exec_ready_ns.exchange(0, std::memory_order_relaxed); ready && ready <= start) {
+    _pass.ready_ns = ready;
     _stats.queue_wait.record(start - ready);
     NVMT_USDT2(queue_wait_end, this, start - ready);
   }

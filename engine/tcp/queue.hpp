@@ -19,6 +19,7 @@
 #include "engine/exec/executor.hpp"
 #include "engine/stats/counter.hpp"
 #include "engine/stats/registry.hpp"
+#include "engine/tcp/arrival_stamp.hpp"
 #include "engine/tcp/budgets.hpp"
 #include "engine/tcp/codec.hpp"
 #include "engine/tcp/digest.hpp"
@@ -36,6 +37,7 @@ struct QueueLimits {
   uint32_t maxh2cdata = 128 * 1024;
   uint32_t mdts_bytes = 1 << 20;
   uint32_t connect_timeout_ms = 10000;  // accept to a completed Connect
+  bool arrival_stamps = true;  // the kernel stamps received segments (arrival_stamp.hpp)
 };
 
 // Budgets shared by every queue of a transport and changed live: each pass reads them once
@@ -91,6 +93,8 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   // cooperative ring, bound's, the kernel ran it on the way out of epoll_wait).
   std::array<int, 2> fds() const override { return {_fd, _ioctx.notify_fd()}; }
   IoMechanism mechanism() const { return _usock ? IoMechanism::io_uring : IoMechanism::epoll; }
+  // Where its commands' arrival times come from (stats::QueueRow::arrival_clock).
+  const char* arrival_clock() const { return _stamps ? "kernel" : "readiness"; }
   void retire() override;
 
   // core::TransportQueue
@@ -147,6 +151,7 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   unsigned rx_pass(unsigned budget);
   std::span<uint8_t> rx_window();
   void rx_commit(size_t n);
+  void note_arrival(uint64_t realtime_ns, size_t fresh_from);
   unsigned rx_process(unsigned budget);
   unsigned rx_in_place(unsigned budget);
   void rx_start_data(Command& c, uint8_t* dst, uint32_t offset);
@@ -165,7 +170,7 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   unsigned tx_pass(unsigned budget);
   void tx_push(const TxItem& item);
   void unstage_responses();
-  void tx_sent(const TxItem& item);
+  void tx_sent(const TxItem& item, uint64_t& now_ns);
   void queue_r2t(Command& c);
   void queue_control(uint8_t* pdu, size_t len);
   void drop_tx();
@@ -261,6 +266,15 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   std::array<uint8_t, digest_len> _rx_ddgst{};
   uint32_t _rx_ddgst_have = 0;
   std::array<uint8_t, term_max_data> _term_scratch{};
+  // Arrival stamps (arrival_stamp.hpp), on the monotonic clock: of the newest receive and of the
+  // one before, and where the newest one's bytes begin in what rx_process parses (a PDU that
+  // starts before came with the older). _pdu_arrival_ns: the PDU being received.
+  bool _stamps = false;
+  StampClock _stamp_clock;
+  uint64_t _rx_stamp_new = 0, _rx_stamp_old = 0;
+  size_t _rx_fresh_from = 0;
+  uint64_t _pdu_arrival_ns = 0;
+  core::SubmissionQueue::PassTimes _pass;
 
   // Send state: a ring of PDUs waiting for the socket.
   std::vector<TxItem> _tx;

@@ -32,8 +32,20 @@ unsigned TcpQueue::rx_pass(unsigned budget) {
       break;
     }
     const auto win = rx_window();
-    const ssize_t n = ::recv(_fd, win.data(), win.size(), MSG_DONTWAIT);
+    const size_t fresh_from = _rx_tail;
+    // recvmsg, not recv: its control message carries the kernel's arrival stamp.
+    iovec iov{win.data(), win.size()};
+    alignas(cmsghdr) char control[arrival_cmsg_space];
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    if (_stamps) {
+      msg.msg_control = control;
+      msg.msg_controllen = sizeof control;
+    }
+    const ssize_t n = ::recvmsg(_fd, &msg, MSG_DONTWAIT);
     if (n > 0) {
+      note_arrival(_stamps ? arrival_stamp_of(msg) : 0, fresh_from);
       _counters.bytes_rx.add(static_cast<uint64_t>(n));
       _pass_bytes += static_cast<uint64_t>(n);
       rx_commit(static_cast<size_t>(n));
@@ -64,6 +76,7 @@ unsigned TcpQueue::rx_in_place(unsigned budget) {
   _rx_base = chunk.data();
   _rx_head = 0;
   _rx_tail = chunk.size();
+  note_arrival(_usock->front_stamp(), 0);
   const unsigned pdus = rx_process(budget);
   const size_t used = _rx_head;
   _rx_base = _rxbuf.get();
@@ -74,6 +87,13 @@ unsigned TcpQueue::rx_in_place(unsigned budget) {
   return pdus;
 }
 
+// A receive brought bytes stamped realtime_ns (0: none); those from fresh_from on are its.
+void TcpQueue::note_arrival(uint64_t realtime_ns, size_t fresh_from) {
+  _rx_stamp_old = _rx_stamp_new;
+  _rx_stamp_new = _stamp_clock.to_monotonic(realtime_ns);
+  _rx_fresh_from = fresh_from;
+}
+
 std::span<uint8_t> TcpQueue::rx_window() {
   // A write received in place takes the recv() in the command's buffer: a short recv() would
   // leave a torn block in the namespace (rx_land publishes whole blocks from there).
@@ -82,6 +102,7 @@ std::span<uint8_t> TcpQueue::rx_window() {
   if (_rx_head == _rx_tail) _rx_head = _rx_tail = 0;
   if (_rx_tail == rx_buffer_size || (_rx_head > rx_buffer_size / 2)) {
     std::memmove(_rxbuf.get(), _rxbuf.get() + _rx_head, _rx_tail - _rx_head);
+    _rx_fresh_from = _rx_fresh_from > _rx_head ? _rx_fresh_from - _rx_head : 0;
     _rx_tail -= _rx_head;
     _rx_head = 0;
   }
@@ -190,6 +211,7 @@ unsigned TcpQueue::rx_process(unsigned budget) {
 // taken in one call: returning after the common header made rx_process count every PDU twice
 // against the receive budget, so a budget of 32 received 16 capsules per round.
 bool TcpQueue::rx_header() {
+  if (_hdr_have == 0) _pdu_arrival_ns = _rx_head >= _rx_fresh_from ? _rx_stamp_new : _rx_stamp_old;
   if (_hdr_have < ch_len) {
     const size_t k = std::min<size_t>(ch_len - _hdr_have, _rx_tail - _rx_head);
     std::memcpy(_hdr.data() + _hdr_have, _rx_base + _rx_head, k);
@@ -273,6 +295,7 @@ void TcpQueue::on_capsule_cmd() {
   Command* c = alloc_command();
   if (!c) return fatal(Fes::pdu_sequence_error, field::type);  // host exceeded SQ size
   c->req.start_ns = 0;
+  c->req.arrival_ns = _pdu_arrival_ns;
   // Only prepare() may point this command's data at the namespace; an SGL refused before it
   // must not inherit where the slot's previous write went.
   c->req.write_dst = nullptr;
@@ -301,6 +324,7 @@ void TcpQueue::on_capsule_cmd() {
 void TcpQueue::start_command(Command& c) {
   set_state(c, CmdState::executing);
   c.req.start_ns = exec::monotonic_ns();
+  _sq.record_received(c.req, c.req.arrival_ns, _pass);
   NVMT_USDT3(cmd_arrival, this, c.req.sqe.cid(), c.req.sqe.opcode());
   if (!c.early.ok()) return _sq.complete(c.req, c.early);
   if (c.digest_error) return _sq.complete(c.req, nvme::Status{nvme::Sct::generic, 0x22, false});
@@ -345,8 +369,10 @@ void TcpQueue::rx_data_done() {
   c->h2c_next += _fr.data_len;
   if (c->h2c_next < c->req.transfer_len) return;  // more H2CData PDUs to come
   set_state(*c, CmdState::executing);
+  const uint64_t now = exec::monotonic_ns();
+  _sq.record_data_wait(c->req, now);
   if (c->digest_error) return _sq.complete(c->req, nvme::Status{nvme::Sct::generic, 0x22, false});
-  _sq.execute(c->req);
+  _sq.execute(c->req, now);
 }
 
 void TcpQueue::fatal(Fes fes, uint32_t fei) {

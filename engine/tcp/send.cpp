@@ -121,8 +121,13 @@ void TcpQueue::unstage_responses() {
 }
 
 
-void TcpQueue::tx_sent(const TxItem& item) {
-  if (item.kind == TxKind::resp || item.kind == TxKind::c2h_final) free_command(*item.cmd);
+// item's last byte is in the socket. A response ends its command's target latency there, at
+// one clock read per sendmsg (now_ns, read by the first response it carried).
+void TcpQueue::tx_sent(const TxItem& item, uint64_t& now_ns) {
+  if (item.kind != TxKind::resp && item.kind != TxKind::c2h_final) return;
+  if (now_ns == 0) now_ns = exec::monotonic_ns();
+  _sq.record_sent(item.cmd->req, now_ns);
+  free_command(*item.cmd);
 }
 
 // The one writability rule for both mechanisms: the executor watches the socket (fds()), edge-
@@ -170,6 +175,7 @@ unsigned TcpQueue::tx_pass(unsigned budget) {
   _pass_bytes += static_cast<uint64_t>(n);
   size_t left = static_cast<size_t>(n) + _tx_off;
   unsigned done = 0;
+  uint64_t sent_ns = 0;
   while (_tx_count > 0) {
     const TxItem& it = _tx[_tx_head];
     if (left < it.len) break;
@@ -177,7 +183,7 @@ unsigned TcpQueue::tx_pass(unsigned budget) {
     if (++_tx_head == cap) _tx_head = 0;
     --_tx_count;
     ++done;
-    tx_sent(it);  // frees the command, never queues: the slot stays as it is until reused
+    tx_sent(it, sent_ns);  // frees the command, never queues: the slot stays as it is until reused
   }
   _tx_off = left;
   _stats.pdus_tx.add(done);

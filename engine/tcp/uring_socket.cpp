@@ -1,6 +1,8 @@
 // io_uring receive for a TCP queue (see uring_socket.hpp).
 #include "engine/tcp/uring_socket.hpp"
 
+#include "engine/tcp/arrival_stamp.hpp"
+
 #include <liburing.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -22,6 +24,7 @@ void* map_pages(size_t bytes) {
 }  // namespace
 
 UringSocket::UringSocket(int fd, backend::IoContext& ctx, std::string& error) : _fd(fd), _ctx(ctx) {
+  _msg.msg_controllen = arrival_cmsg_space;
   // The buffer ring itself must be page aligned (the kernel pins it); the buffers follow it in
   // the same mapping so a queue costs one mmap.
   _br_bytes = sizeof(io_uring_buf) * buffer_count;
@@ -132,7 +135,7 @@ std::string UringSocket::probe() {
 void UringSocket::arm_recv() {
   io_uring_sqe* sqe = _ctx.foreign_sqe();
   if (sqe == nullptr) return;  // ring full: read() re-arms on its next call
-  io_uring_prep_recv_multishot(sqe, _fd, nullptr, 0, 0);
+  io_uring_prep_recvmsg_multishot(sqe, _fd, &_msg, 0);
   sqe->flags |= IOSQE_BUFFER_SELECT;
   sqe->buf_group = buffer_group;
   io_uring_sqe_set_data64(sqe, tag(op_recv));
@@ -149,8 +152,24 @@ void UringSocket::on_cqe(uint64_t user_data, int32_t res, uint32_t flags) {
   if (!(flags & IORING_CQE_F_MORE)) _recv_armed = false;
   if (res > 0 && (flags & IORING_CQE_F_BUFFER)) {
     const auto bid = static_cast<uint16_t>(flags >> IORING_CQE_BUFFER_SHIFT);
-    // At most buffer_count chunks exist: each holds one of the provided buffers.
-    _fifo[(_head + _count++) % buffer_count] = {bid, 0, static_cast<uint32_t>(res)};
+    uint8_t* buf = _bufs + size_t{bid} * buffer_size;
+    io_uring_recvmsg_out* out = io_uring_recvmsg_validate(buf, res, &_msg);
+    const uint32_t payload = out ? io_uring_recvmsg_payload_length(out, res, &_msg) : 0;
+    if (payload > 0) {
+      // The control messages sit between the header and the payload, in the buffer.
+      msghdr got{};
+      got.msg_control = io_uring_recvmsg_cmsg_firsthdr(out, &_msg);
+      got.msg_controllen = got.msg_control ? out->controllen : 0;
+      const auto off = static_cast<uint32_t>(static_cast<uint8_t*>(io_uring_recvmsg_payload(out, &_msg)) - buf);
+      // At most buffer_count chunks exist: each holds one of the provided buffers.
+      _fifo[(_head + _count++) % buffer_count] = {bid, off, off + payload,
+                                                  got.msg_control ? arrival_stamp_of(got) : 0};
+      return;
+    }
+    // A buffer with no payload: the end of the stream (a receive of 0 bytes), or one the
+    // kernel could not fill as asked; either way it goes back, and the stream ends.
+    if (_attached) recycle(bid);
+    _eof = true;
     return;
   }
   // ENOBUFS: every buffer is waiting in the FIFO; read() re-arms once it frees one. ECANCELED:

@@ -1,6 +1,7 @@
 #pragma once
-// The io_uring receive side of a TCP queue (io_mechanism "io_uring"): one multishot recv with
-// provided buffers armed on the queue's own ring, so the kernel delivers data without a
+// The io_uring receive side of a TCP queue (io_mechanism "io_uring"): one multishot RECVMSG with
+// provided buffers armed on the queue's own ring (RECVMSG, not RECV: its buffers carry the
+// receive's control messages, where the kernel's arrival stamp is; arrival_stamp.hpp), so the kernel delivers data without a
 // recv() syscall per pass. The executor watches the socket and the ring's eventfd (the one its
 // backend completions use): socket readiness is the dependable wake-up (TcpQueue::fds()).
 // Received chunks wait in a fixed FIFO until the receive path parses them in place (front(),
@@ -14,6 +15,8 @@
 #include <cstdint>
 #include <span>
 #include <string>
+
+#include <sys/socket.h>
 
 #include "engine/backend/io_context.hpp"
 
@@ -48,6 +51,8 @@ class UringSocket final : backend::IoContext::ForeignSink {
   // The oldest received bytes not yet consumed, in place in a provided buffer (empty when none
   // are buffered). The receive path parses PDUs straight out of it: no copy to a staging buffer.
   std::span<const uint8_t> front();
+  // The kernel's receive stamp of front()'s chunk (CLOCK_REALTIME ns; 0 = none).
+  uint64_t front_stamp() const { return _count ? _fifo[_head].stamp : 0; }
   // n bytes of front() were used; a buffer goes back to the kernel once all of it was.
   void consume(size_t n);
   // The host closed the connection or it failed, and every byte before that was consumed.
@@ -64,7 +69,8 @@ class UringSocket final : backend::IoContext::ForeignSink {
   enum Op : uint64_t { op_recv = 1, op_cancel = 3 };
   struct Chunk {
     uint16_t bid = 0;
-    uint32_t off = 0, len = 0;
+    uint32_t off = 0, len = 0;  // the payload is [off, len) of the buffer, after RECVMSG's header
+    uint64_t stamp = 0;
   };
 
   void on_cqe(uint64_t user_data, int32_t res, uint32_t flags) override;
@@ -78,6 +84,9 @@ class UringSocket final : backend::IoContext::ForeignSink {
 
   int _fd;
   backend::IoContext& _ctx;
+  // The multishot RECVMSG's template: no address, room for the stamp's control message. The
+  // kernel reads it when the receive is armed.
+  msghdr _msg{};
   io_uring_buf_ring* _br = nullptr;
   size_t _br_bytes = 0;
   uint8_t* _bufs = nullptr;

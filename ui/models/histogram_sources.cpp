@@ -1,21 +1,15 @@
 // The histogram sources of a snapshot (histogram_sources.hpp).
 #include "ui/models/histogram_sources.hpp"
 
+#include "engine/stats/latency_sources.hpp"
 #include "engine/stats/print.hpp"
 #include "probes/probe_catalog.hpp"
 
 namespace ui {
 
 std::vector<HistogramSource> histogram_sources(const stats::Snapshot& s) {
-  const auto& t = s.total;
-  std::vector<HistogramSource> out = {
-      {"queue_wait", "Queue wait", "Readiness of a queue to the start of its io_work: the engine's own wqlat", t.queue_wait},
-      {"read_latency", "Read latency", "Read commands: capsule complete to response queued", t.read_latency},
-      {"write_latency", "Write latency", "Write commands: capsule complete to response queued", t.write_latency},
-      {"other_latency", "Other latency", "Other I/O and admin commands: capsule complete to response queued",
-       t.other_latency},
-      {"backend_latency", "Backend latency", "Backend submit to backend completion", t.backend_latency},
-  };
+  std::vector<HistogramSource> out;
+  for (const auto& src : stats::latency_sources) out.push_back({src.key, src.title, src.span, s.total.*src.row});
   // The running eBPF probes' histograms: each probe's total, then its labelled ones.
   for (const auto& p : s.probes) {
     const auto* kind = probes::find_probe_kind(p.source);

@@ -17,7 +17,8 @@ struct HistogramSource {
   stats::HistogramData hist;
 };
 
-// The engine totals' sources in a fixed order (queue wait, read, write, other, backend), then
+// The engine totals' sources in stats::latency_sources' order (target latency, its stages, the
+// engine's own), then
 // each probe histogram of s in its order ("probe:runqlat", "probe:runqlat{tid=812,comm=...}").
 std::vector<HistogramSource> histogram_sources(const stats::Snapshot& s);
 // "probe:wqlat" (the probe's total) or "probe:wqlat{wq=nvmet_tcp_wq}".
