@@ -86,9 +86,9 @@ void print_table(const ExperimentPlan& p, const std::vector<Cell>& cells, unsign
     wi = std::max(wi, columns(iops.back()));
   }
   const int is = static_cast<int>(ws), iw = static_cast<int>(ww), ic = static_cast<int>(wc);
-  std::printf("%-3s %-*s %-*s %-*s %s %9s %9s %10s %10s %10s %8s %11s  %s\n", "#", is, "setting", iw, "workload", ic,
-              "contention", pad_left("IOPS", wi).c_str(), "MiB/s", "p50", "p99", "p99.9", "qwait p99", "tgt CPU",
-              "IOPS/CPU", "status");
+  std::printf("%-3s %-*s %-*s %-*s %s %9s %9s %10s %10s %10s %10s %8s %11s  %s\n", "#", is, "setting", iw, "workload",
+              ic, "contention", pad_left("IOPS", wi).c_str(), "MiB/s", "p50", "p99", "p99.9", "tgt p99", "qwait p99",
+              "tgt CPU", "IOPS/CPU", "status");
   for (size_t i = 0; i < cells.size(); ++i) {
     const Cell& c = cells[i];
     const Measurement& m = c.summary;
@@ -96,14 +96,16 @@ void print_table(const ExperimentPlan& p, const std::vector<Cell>& cells, unsign
     std::snprintf(p99, sizeof p99, "%s%s", dur(m.p99_ns).c_str(), is_best(c, "p99") ? "*" : "");
     std::snprintf(ipc, sizeof ipc, "%.0f%s", m.iops_per_cpu, is_best(c, "iops_per_cpu") ? "*" : "");
     std::snprintf(cpu, sizeof cpu, "%.0f%%", m.target_cpu_pct);
-    std::printf("%-3zu %-*s %-*s %-*s %s %9.1f %9s %10s %10s %10s %8s %11s  %s\n", i + 1, is,
+    std::printf("%-3zu %-*s %-*s %-*s %s %9.1f %9s %10s %10s %10s %10s %8s %11s  %s\n", i + 1, is,
                 p.settings[c.setting].name.c_str(), iw, p.workloads[c.workload].name.c_str(), ic,
                 p.contention[c.contention].name.c_str(), pad_left(iops[i], wi).c_str(), m.mib_s,
-                dur(m.p50_ns).c_str(), p99, dur(m.p999_ns).c_str(), dur(m.queue_wait_p99_ns).c_str(), cpu, ipc,
-                status_text(c).c_str());
+                dur(m.p50_ns).c_str(), p99, dur(m.p999_ns).c_str(), dur(m.target_p99_ns).c_str(),
+                dur(m.queue_wait_p99_ns).c_str(), cpu, ipc, status_text(c).c_str());
   }
   std::printf("* best of its workload x contention group: max IOPS, min p99, max IOPS per target CPU.\n"
-              "Latencies: perf's submit-to-completion (read and write); qwait p99: the engine's queue wait;\n"
+              "Latencies: perf's submit-to-completion (read and write), the host's view; tgt p99: the engine's\n"
+              "target latency (capsule's kernel arrival stamp -> response handed to the socket); qwait p99:\n"
+              "the engine's queue wait;\n"
               "tgt CPU: the engine workers' CPU time over the measured intervals (100%% = one CPU).\n");
   if (rounds > 1)
     std::printf("Each figure is the median over the rounds that ran ok (of %u); IOPS also (min\u2013max).\n", rounds);
@@ -135,9 +137,9 @@ void print_progress(const ExperimentPlan& plan, const data::RunProgress& p) {
     std::fprintf(stderr, "nvmetune experiment: %s: running\n", where.c_str());
   else if (m->ok)
     std::fprintf(stderr,
-                 "nvmetune experiment: %s: %.0f IOPS, p99 %s, queue wait p99 %s, target CPU %.0f%% "
+                 "nvmetune experiment: %s: %.0f IOPS, p99 %s (host) / %s (target), queue wait p99 %s, target CPU %.0f%% "
                  "(target on %s, initiator on %s%s%s)\n",
-                 where.c_str(), m->iops, dur(m->p99_ns).c_str(), dur(m->queue_wait_p99_ns).c_str(), m->target_cpu_pct,
+                 where.c_str(), m->iops, dur(m->p99_ns).c_str(), dur(m->target_p99_ns).c_str(), dur(m->queue_wait_p99_ns).c_str(), m->target_cpu_pct,
                  m->target_cpus.c_str(), m->initiator_cpus.c_str(), m->hog_cpus.empty() ? "" : ", hog on ",
                  m->hog_cpus.c_str());
   else

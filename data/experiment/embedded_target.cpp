@@ -82,6 +82,8 @@ class EmbeddedTarget final : public ExperimentTarget {
     iv.commands = s.total.commands;
     for (const auto& w : s.workers) iv.worker_cpu_ns += w.cpu_ns;
     iv.queue_wait = s.total.queue_wait;
+    iv.target_latency = s.total.target_read_latency;
+    iv.target_latency.merge(s.total.target_write_latency);
     return iv;
   }
 

@@ -48,6 +48,9 @@ void medians(const std::vector<const Measurement*>& ok, Measurement& s) {
   med(&Measurement::p99_ns);
   med(&Measurement::p999_ns);
   med(&Measurement::queue_wait_p99_ns);
+  med(&Measurement::target_p50_ns);
+  med(&Measurement::target_p99_ns);
+  med(&Measurement::target_p999_ns);
   med(&Measurement::target_cpu_pct);
   med(&Measurement::iops_per_cpu);
   med(&Measurement::hog_duty_pct);
@@ -90,6 +93,9 @@ json measurement_json(const Measurement& m) {
   j["lat_p99_ns"] = m.p99_ns;
   j["lat_p99_9_ns"] = m.p999_ns;
   j["queue_wait_p99_ns"] = m.queue_wait_p99_ns;
+  j["target_lat_p50_ns"] = m.target_p50_ns;
+  j["target_lat_p99_ns"] = m.target_p99_ns;
+  j["target_lat_p99_9_ns"] = m.target_p999_ns;
   j["target_cpu_pct"] = m.target_cpu_pct;
   j["iops_per_cpu"] = m.iops_per_cpu;
   j["engine_intervals"] = m.intervals;

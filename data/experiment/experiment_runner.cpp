@@ -60,15 +60,21 @@ void engine_figures(const std::map<uint64_t, EngineInterval>& all, int64_t from,
     if (iv.end_ns > from && start < to) overlap.push_back(&iv);
   }
   const auto& use = inside.empty() ? overlap : inside;
-  stats::HistogramData qw;
+  stats::HistogramData qw, target;
   uint64_t cpu = 0, span = 0;
   for (const auto* iv : use) {
     qw.merge(iv->queue_wait);
+    target.merge(iv->target_latency);
     cpu += iv->worker_cpu_ns;
     span += iv->interval_ns;
   }
   m.intervals = static_cast<unsigned>(use.size());
   m.queue_wait_p99_ns = qw.percentile(99);
+  if (target.count) {
+    m.target_p50_ns = target.percentile(50);
+    m.target_p99_ns = target.percentile(99);
+    m.target_p999_ns = target.percentile(99.9);
+  }
   m.target_cpu_pct = span ? 100.0 * static_cast<double>(cpu) / static_cast<double>(span) : 0;
   m.iops_per_cpu = m.target_cpu_pct > 0 ? m.iops / (m.target_cpu_pct / 100.0) : 0;
 }

@@ -21,6 +21,9 @@ struct Measurement {
   std::string target_cpus, initiator_cpus, hog_cpus;
   double iops = 0, mib_s = 0, p50_ns = 0, p99_ns = 0, p999_ns = 0;
   double queue_wait_p99_ns = 0;
+  // The engine's target latency (arrival stamp -> response handed to the socket), reads and
+  // writes, over the measured intervals: beside the load's own p50/p99/p99.9 above.
+  double target_p50_ns = 0, target_p99_ns = 0, target_p999_ns = 0;
   double target_cpu_pct = 0;  // 100 = one CPU
   double iops_per_cpu = 0;    // IOPS per target CPU (100 %)
   double hog_duty_pct = 0;    // measured, mean over the hog's threads

@@ -24,6 +24,8 @@ struct EngineInterval {
   uint64_t commands = 0;
   uint64_t worker_cpu_ns = 0;  // summed over the engine's workers
   stats::HistogramData queue_wait;  // all queues
+  // Reads and writes, arrival stamp -> response handed to the socket (stats::latency_sources).
+  stats::HistogramData target_latency;
 };
 
 class ExperimentTarget {

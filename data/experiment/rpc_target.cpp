@@ -98,7 +98,11 @@ std::optional<EngineInterval> RpcTarget::latest() {
   iv.interval_ns = r->value("interval_ns", uint64_t{0});
   iv.commands = (*r)["total"].value("commands", uint64_t{0});
   for (const auto& w : r->value("workers", json::array())) iv.worker_cpu_ns += w.value("cpu_ns", uint64_t{0});
-  if ((*r)["total"].contains("queue_wait")) iv.queue_wait = control::histogram_from_json((*r)["total"]["queue_wait"]);
+  const json& total = (*r)["total"];
+  if (total.contains("queue_wait")) iv.queue_wait = control::histogram_from_json(total["queue_wait"]);
+  // An engine from before the target latency has none: its figures stay 0 ("-").
+  for (const char* key : {"target_read_latency", "target_write_latency"})
+    if (total.contains(key)) iv.target_latency.merge(control::histogram_from_json(total[key]));
   return iv;
 }
 

@@ -206,6 +206,8 @@ void SubmissionQueue::record_data_wait(const Request& req, uint64_t now_ns) {
 void SubmissionQueue::record_sent(const Request& req, uint64_t now_ns) {
   if (!req.arrival_ns || now_ns < req.arrival_ns) return;
   const uint8_t op = req.sqe.opcode();
+  // An AER waits, by design, until something happens (minutes): not a latency of the target's.
+  if (_qid == 0 && op == static_cast<uint8_t>(nvme::AdminOpcode::async_event_request)) return;
   const uint64_t ns = now_ns - req.arrival_ns;
   if (_qid != 0 && op == static_cast<uint8_t>(nvme::NvmOpcode::read)) _stats.target_read_latency.record(ns);
   else if (_qid != 0 && op == static_cast<uint8_t>(nvme::NvmOpcode::write)) _stats.target_write_latency.record(ns);
