@@ -73,8 +73,8 @@ class SubmissionQueue {
   void record_received(Request& req, uint64_t arrival_ns, const PassTimes& pass);
   // A write asked for its data (R2T) when it was parsed; the last of it arrived at now_ns.
   void record_data_wait(const Request& req, uint64_t now_ns);
-  // The call that handed req's response's last byte to the kernel (sendmsg, RDMA post) returned
-  // at now_ns: its target latency and send stage. A command never received is not timed.
+  // req's response's last byte was handed to the kernel at now_ns (the sendmsg call; RDMA: its
+  // send completion): its target latency and send stage. A command never received is not timed.
   void record_sent(const Request& req, uint64_t now_ns);
   // A backend Io reaped from the queue's IoContext.
   void on_backend_done(backend::Io& io);

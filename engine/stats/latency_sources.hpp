@@ -13,7 +13,9 @@
 //   [data]         writes asking for their data (R2T): the last H2CData arrived
 //   submitted/done the backend's I/O (RAM: the same call)
 //   completed      core/ finished the command; its response is queued
-//   handed         the sendmsg() (or RDMA post) that carried the response's last byte returned
+//   handed         the sendmsg() that carried the response's last byte returned (one preempted
+//                  on its way out: its start plus the queue's usual transmit time; RDMA: its
+//                  send completion was reaped)
 #include <cstddef>
 #include <string_view>
 

@@ -31,8 +31,8 @@ uint64_t arrival_stamp_of(const msghdr& msg);
 class StampClock {
  public:
   static constexpr uint64_t resync_ns = 10'000'000;
-  // mono_now: a CLOCK_MONOTONIC read the caller just made (its pass start): the real-time
-  // clock is read once per resync_ns, next to it.
+  // mono_now: a CLOCK_MONOTONIC read the caller just made (its pass start): the clocks are read
+  // again once per resync_ns.
   void sync(uint64_t mono_now) {
     if (mono_now - _synced_ns < resync_ns && _synced_ns != 0) return;
     resync(mono_now);

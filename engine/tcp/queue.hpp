@@ -170,7 +170,8 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   unsigned tx_pass(unsigned budget);
   void tx_push(const TxItem& item);
   void unstage_responses();
-  void tx_sent(const TxItem& item, uint64_t& now_ns);
+  void tx_sent(const TxItem& item, uint64_t handed_ns);
+  uint64_t transmit_end(uint64_t call_ns, uint64_t return_ns);
   void queue_r2t(Command& c);
   void queue_control(uint8_t* pdu, size_t len);
   void drop_tx();
@@ -283,6 +284,7 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   std::vector<TxItem> _resp_staged;
   uint64_t _staged_data = 0;  // data bytes queued ahead of the staged responses
   bool _tx_dead = false;
+  uint64_t _transmit_ns = 10'000;  // this queue's usual sendmsg() time (transmit_end)
   std::array<uint8_t, ic_hlen> _icresp{};
   std::array<uint8_t, term_max_plen> _term{};
 };

@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <climits>
 
 #include "engine/stats/usdt.hpp"
@@ -26,6 +27,10 @@ inline constexpr size_t max_iov = 128;
 // each other, 0.78x (bound) at 4k randread qd32. Trailing each 64 KiB (16 4k reads) keeps two
 // batches in flight at qd32 and changes nothing for reads of 64 KiB or more.
 inline constexpr uint64_t resp_trail_bytes = 64 * 1024;
+
+// A sendmsg() shorter than this is never taken for a preempted one (transmit_end): a loopback
+// delivery of one pass's PDUs takes 5-15 us here.
+inline constexpr uint64_t min_transmit_limit_ns = 40'000;
 
 }  // namespace
 
@@ -121,12 +126,11 @@ void TcpQueue::unstage_responses() {
 }
 
 
-// item's last byte is in the socket. A response ends its command's target latency there, at
-// one clock read per sendmsg (now_ns, read by the first response it carried).
-void TcpQueue::tx_sent(const TxItem& item, uint64_t& now_ns) {
+// item's last byte is in the socket, handed to it at handed_ns: a response ends its command's
+// target latency there.
+void TcpQueue::tx_sent(const TxItem& item, uint64_t handed_ns) {
   if (item.kind != TxKind::resp && item.kind != TxKind::c2h_final) return;
-  if (now_ns == 0) now_ns = exec::monotonic_ns();
-  _sq.record_sent(item.cmd->req, now_ns);
+  _sq.record_sent(item.cmd->req, handed_ns);
   free_command(*item.cmd);
 }
 
@@ -134,6 +138,23 @@ void TcpQueue::tx_sent(const TxItem& item, uint64_t& now_ns) {
 // triggered for EPOLLOUT, so a send that filled it makes the kernel signal the next drain;
 // one-shot executors arm EPOLLOUT when told (exec::Task).
 void TcpQueue::arm_writable() { exec_tx_blocked = true; }
+
+// When a sendmsg() that began at call_ns and returned at return_ns handed its data over: its
+// return, the end of the kernel's transmit work (on loopback that includes delivering to the
+// host's socket), unless the call took far longer than this queue's calls do. Then the thread
+// was preempted in it, and almost always right after the transmit: the softirq that delivers
+// the data runs with preemption off, so a reschedule due meanwhile happens the moment it ends.
+// The host has the data by then; charging the target for the time the worker spent off its CPU
+// after it (an 80 % hog: milliseconds) put its p99 at 2-3x the host's. Such a call ends at its
+// start plus the usual transmit time, which this queue learns as it goes (a moving average of
+// its calls, each counted up to the limit).
+uint64_t TcpQueue::transmit_end(uint64_t call_ns, uint64_t return_ns) {
+  const uint64_t took = return_ns - call_ns;
+  const uint64_t limit = std::max<uint64_t>(4 * _transmit_ns, min_transmit_limit_ns);
+  const uint64_t counted = std::min(took, limit);
+  _transmit_ns = _transmit_ns - _transmit_ns / 16 + counted / 16;
+  return took <= limit ? return_ns : call_ns + _transmit_ns;
+}
 
 // Sends up to budget PDUs in one sendmsg(); returns the PDUs fully sent.
 unsigned TcpQueue::tx_pass(unsigned budget) {
@@ -161,7 +182,9 @@ unsigned TcpQueue::tx_pass(unsigned budget) {
   msghdr msg{};
   msg.msg_iov = iov.data() + first;
   msg.msg_iovlen = niov - first;
+  const uint64_t call_ns = exec::monotonic_ns();
   const ssize_t n = ::sendmsg(_fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+  const uint64_t handed_ns = transmit_end(call_ns, exec::monotonic_ns());
   if (n < 0 && errno != EAGAIN && errno != EINTR) {
     _closing = true;
     drop_tx();
@@ -175,7 +198,6 @@ unsigned TcpQueue::tx_pass(unsigned budget) {
   _pass_bytes += static_cast<uint64_t>(n);
   size_t left = static_cast<size_t>(n) + _tx_off;
   unsigned done = 0;
-  uint64_t sent_ns = 0;
   while (_tx_count > 0) {
     const TxItem& it = _tx[_tx_head];
     if (left < it.len) break;
@@ -183,7 +205,7 @@ unsigned TcpQueue::tx_pass(unsigned budget) {
     if (++_tx_head == cap) _tx_head = 0;
     --_tx_count;
     ++done;
-    tx_sent(it, sent_ns);  // frees the command, never queues: the slot stays as it is until reused
+    tx_sent(it, handed_ns);  // frees the command, never queues: the slot stays as it is until reused
   }
   _tx_off = left;
   _stats.pdus_tx.add(done);

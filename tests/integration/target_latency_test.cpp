@@ -124,8 +124,11 @@ TEST(TargetLatencyStages, ABackendDelayShowsInTheBackendStage) {
   ASSERT_GT(b.commands, 50u);
   EXPECT_GE(t.backend_latency.percentile(50), 5e6);
   EXPECT_GE(t.target_read_latency.percentile(50), t.backend_latency.percentile(50));
-  // The backend is where the time went: at least 90 % of the mean target latency.
-  EXPECT_GE(share_of(b, "backend_latency"), 0.9 * b.target_mean_ns);
+  // The backend is where the time went: most of the mean target latency (the worker's wake-ups
+  // for each capsule and each timer are the rest; tens of us each, more on a busy machine).
+  EXPECT_GE(share_of(b, "backend_latency"), 0.75 * b.target_mean_ns);
+  for (const char* other : {"stage_scheduling", "stage_queue", "stage_receive", "stage_send"})
+    EXPECT_LT(5 * share_of(b, other), share_of(b, "backend_latency")) << other;
   EXPECT_EQ(t.stage_data_wait.count, 0u);  // reads never wait for data
 }
 
@@ -186,10 +189,13 @@ TEST(TargetLatencyStages, AWorkerHeldOffItsCpuShowsInTheSchedulingStage) {
   print_stages("worker held off its CPU 8 ms of every 16", t);
   const auto b = stats::stage_breakdown(t);
   ASSERT_GT(b.commands, 20u);
-  // Each command that arrived while the spinner ran waited for it to stop: up to 8 ms, at least
-  // a ms for most of those. A stage measured from the engine's readiness could not see this.
-  EXPECT_GE(t.stage_scheduling.percentile(99), 2e6);
-  EXPECT_GE(share_of(b, "stage_scheduling"), 0.5 * b.target_mean_ns);
+  // At qd1 one command per spin (of ~8 ms) arrives while the spinner runs and waits for it to
+  // stop; the hundreds between spins do not: about 1 % of commands wait milliseconds. A stage
+  // measured from the engine's readiness could not see that wait; this one must hold it, and
+  // it must be where most of the time went (the spinner may also preempt a pass under way,
+  // which the receive and send stages then show).
+  EXPECT_GE(t.stage_scheduling.percentile(99.9), 2e6);
+  EXPECT_GE(t.stage_scheduling.max_ns, 4'000'000u);
   for (const char* other : {"stage_queue", "stage_receive", "backend_latency", "stage_send"})
     EXPECT_LT(share_of(b, other), share_of(b, "stage_scheduling")) << other;
 }
@@ -264,6 +270,10 @@ Figures measure(const Cpus& c, unsigned qd, double secs, unsigned hog_pct) {
   const auto t = rec.stop();
   hog.stop();
   EXPECT_TRUE(r.clean()) << r.error << r.failure;
+  print_stages(hog_pct ? "under the hog" : "no hog", t);
+  std::printf("host: %llu reads in %.1f s, max %.1f us; target reads %llu, max %.1f us\n",
+              static_cast<unsigned long long>(r.read.h.count), r.runtime_s, r.read.h.max_ns / 1e3,
+              static_cast<unsigned long long>(t.target_read_latency.count), t.target_read_latency.max_ns / 1e3);
   return {r.read.h.percentile(50), r.read.h.percentile(99), t.target_read_latency.percentile(50),
           t.target_read_latency.percentile(99)};
 }
