@@ -61,12 +61,13 @@ std::optional<json> call(const std::string& socket, const std::string& method, j
 int run_list(const ProbeCliOptions& o) {
   auto result = call(o.socket, "probes.list", json::object());
   if (!result) return exit_failure;
-  std::printf("%-8s %-9s %-7s %s\n", "PROBE", "AVAILABLE", "RUNNING", "FILTER / REASON");
+  std::printf("%-8s %-9s %-7s %s\n", "PROBE", "AVAILABLE", "RUNNING", "MEASURES");
   for (const auto& p : (*result)["probes"]) {
     const bool available = p.value("available", false);
-    std::string note = available ? p.value("filter", std::string()) : p.value("reason", std::string());
     std::printf("%-8s %-9s %-7s %s\n", p.value("name", std::string()).c_str(), available ? "yes" : "no",
-                p.value("running", false) ? "yes" : "no", note.c_str());
+                p.value("running", false) ? "yes" : "no", p.value("summary", std::string()).c_str());
+    if (!available) std::printf("%27s unavailable: %s\n", "", p.value("reason", std::string()).c_str());
+    else if (const std::string f = p.value("filter", std::string()); !f.empty()) std::printf("%27s filter: %s\n", "", f.c_str());
   }
   return exit_ok;
 }
@@ -191,7 +192,7 @@ std::function<int()> attach_probe(CLI::App& cmd) {
   cmd.add_option("--socket", o->socket, "list/start/stop: the engine's control socket (default: " +
                                             control::default_control_socket_path() + ").");
   cmd.add_option("--filter", o->filter, "Only what the probe's filter selects (wqlat: a workqueue; biolat: a disk).");
-  cmd.add_option("-p,--pid", o->pid, "Standalone runqlat/socklat/usdtlat: only this process (default: all).");
+  cmd.add_option("-p,--pid", o->pid, "Standalone runqlat/socklat/usdtlat: only this process; wqlat: work it queued (default: all).");
   cmd.add_flag("-P,--per-key", o->per_key, "Standalone: a histogram per thread/workqueue/disk besides the total.");
   cmd.add_option("--unit", o->unit, "Histogram rows in nsecs, usecs (default) or msecs.");
   cmd.add_flag("-T,--timestamp", o->timestamp, "Print the time before each interval.");

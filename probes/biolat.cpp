@@ -116,11 +116,13 @@ class Biolat final : public Probe {
       out.histograms.front().hist.merge(h);
       if (_per_disk) out.histograms.push_back({source, labels({{"disk", disk_name(e.key.dev)}}), std::move(h)});
     }
+    if (uint64_t n = _missed.take(_skel->obj)) out.counters.push_back({"missed_events", "", n});
     return out;
   }
 
  private:
   SkeletonPtr<biolat_bpf> _skel;
+  MissedEvents _missed;
   bool _per_disk;
 };
 

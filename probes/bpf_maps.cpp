@@ -85,4 +85,17 @@ std::string labels(std::initializer_list<std::pair<const char*, std::string>> kv
   return out;
 }
 
+uint64_t MissedEvents::take(bpf_object* obj) {
+  uint64_t total = 0;
+  bpf_program* prog = nullptr;
+  bpf_object__for_each_program(prog, obj) {
+    bpf_prog_info info{};
+    uint32_t len = sizeof info;
+    if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len) == 0) total += info.recursion_misses;
+  }
+  const uint64_t delta = total >= _seen ? total - _seen : 0;
+  _seen = total;
+  return delta;
+}
+
 }  // namespace probes

@@ -12,6 +12,8 @@
 #include "engine/stats/histogram_data.hpp"
 #include "probes/probe_hist.h"
 
+struct bpf_object;
+
 namespace probes {
 
 // CPUs the kernel may report per-CPU values for (libbpf_num_possible_cpus), cached.
@@ -60,6 +62,19 @@ std::vector<V> take_percpu_array(int map_fd, uint32_t key) {
   std::memcpy(out.data(), raw.data(), out.size() * sizeof(V));
   return out;
 }
+
+// Events a probe's programs did not see: the kernel skips a tp_btf program that fires again on
+// a CPU where it is already running (a completion in an interrupt over the same program in a
+// thread) and counts it in the program's recursion_misses. collect() reports the ones of its
+// interval as the counter "missed_events", so an exact count says when it is not.
+class MissedEvents {
+ public:
+  // The misses since the last call (all since load on the first), over every program of obj.
+  uint64_t take(bpf_object* obj);
+
+ private:
+  uint64_t _seen = 0;
+};
 
 // "a=1,b=x": labels in the snapshot's key=value form, empty values left out.
 std::string labels(std::initializer_list<std::pair<const char*, std::string>> kv);

@@ -62,6 +62,7 @@ class Irqload final : public Probe {
       for (size_t cpu = 0; cpu < e.cpus.size(); ++cpu)
         add_count_time(out, "hardirq", line + ",cpu=" + std::to_string(cpu), e.cpus[cpu].count, e.cpus[cpu].ns);
     }
+    if (uint64_t n = _missed.take(_skel->obj)) out.counters.push_back({"missed_events", "", n});
     return out;
   }
 
@@ -77,6 +78,7 @@ class Irqload final : public Probe {
   }
 
   SkeletonPtr<irqload_bpf> _skel;
+  MissedEvents _missed;
   std::map<uint32_t, std::string> _names;
 };
 

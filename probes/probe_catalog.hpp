@@ -11,7 +11,7 @@ namespace probes {
 
 struct ProbeKind {
   const char* name;
-  const char* summary;
+  const char* summary;      // one line: what it measures, from which event to which
   const char* filter_help;  // what ProbeOptions::filter selects; nullptr: the probe takes none
   bool per_process;         // measures one process's threads (the engine's when it runs in serve)
   std::unique_ptr<Probe> (*load)(const ProbeOptions& options, std::string& error);

@@ -1,4 +1,5 @@
-// runqlat's loader (runqlat.bpf.c): run-queue latency per thread and in total, off-CPU time.
+// runqlat's loader (runqlat.bpf.c): run-queue wait as the scheduler accounts it per thread and in
+// total, the wall-clock wakeup -> on CPU time in total, off-CPU time.
 #include <bpf/libbpf.h>
 
 #include <fstream>
@@ -14,6 +15,8 @@ namespace probes {
 namespace {
 
 constexpr const char* source = "runqlat";
+// The wall-clock histogram's labels (runqlat.bpf.c: sched_wakeup -> sched_switch on bpf_ktime).
+constexpr const char* wall_labels = "clock=wall";
 
 class Runqlat final : public Probe {
  public:
@@ -21,9 +24,14 @@ class Runqlat final : public Probe {
 
   ProbeData collect() override {
     ProbeData out;
-    out.histograms.push_back({source, "", {}});  // the total first, also when empty
+    out.histograms.push_back({source, "", {}});  // the totals first, also when empty
+    out.histograms.push_back({source, wall_labels, {}});
     for (auto& e : drain_percpu<runqlat_key, nvmt_hist>(bpf_map__fd(_skel->maps.hists))) {
       stats::HistogramData h = merge_cpus(e.cpus);
+      if (e.key.wall) {
+        out.histograms[1].hist.merge(h);
+        continue;
+      }
       out.histograms.front().hist.merge(h);
       if (_per_thread) out.histograms.push_back({source, thread_labels(e.key.tid), std::move(h)});
     }
@@ -34,11 +42,13 @@ class Runqlat final : public Probe {
       out.counters.push_back({"offcpu_ns", l, sum.ns});
       out.counters.push_back({"offcpu_switches", l, sum.switches});
     }
+    if (uint64_t n = _missed.take(_skel->obj)) out.counters.push_back({"missed_events", "", n});
     return out;
   }
 
  private:
   SkeletonPtr<runqlat_bpf> _skel;
+  MissedEvents _missed;
   bool _per_thread;
 };
 

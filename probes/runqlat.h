@@ -1,4 +1,5 @@
-/* runqlat: run-queue latency (wakeup or preemption -> on CPU) and off-CPU time per thread. */
+/* runqlat: run-queue wait as the scheduler accounts it (schedstat run_delay), per thread; the
+ * wall-clock wakeup -> on CPU time; off-CPU time per thread. */
 #pragma once
 #include "probes/probe_hist.h"
 
@@ -6,6 +7,7 @@
  * for one total histogram (the bcc default) rather than one per thread. */
 struct runqlat_key {
 	__u32 tid;
+	__u32 wall; /* 1: sched_wakeup -> sched_switch on the wall clock (tid 0 only) */
 };
 
 struct runqlat_offcpu {

@@ -47,11 +47,13 @@ class Socklat final : public Probe {
     uint64_t retransmits = 0;
     for (uint64_t n : take_percpu_array<uint64_t>(bpf_map__fd(_skel->maps.retransmits), 0)) retransmits += n;
     out.counters.push_back({"tcp_retransmits", "", retransmits});
+    if (uint64_t n = _missed.take(_skel->obj)) out.counters.push_back({"missed_events", "", n});
     return out;
   }
 
  private:
   SkeletonPtr<socklat_bpf> _skel;
+  MissedEvents _missed;
 };
 
 }  // namespace

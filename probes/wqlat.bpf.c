@@ -3,7 +3,9 @@
  * function, per workqueue (the nvmet-tcp io_work's wait is the figure the kernel target's
  * patches were judged by). Work items are keyed by their address from workqueue_queue_work to
  * workqueue_execute_start (they may run on another CPU, so the start map is shared). A work
- * item is not queued again while pending, so an address has one start time at a time. */
+ * item is not queued again while pending, so an address has one start time at a time.
+ * targ_tgid keeps the work items queued from one process's threads (its syscalls: a ring's
+ * teardown, a block request issued directly), for a standalone `nvmetune probe wqlat --pid`. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -13,6 +15,7 @@
 
 #define MAX_PENDING 16384
 
+const volatile __u32 targ_tgid = 0; /* 0 = work queued by anyone */
 const volatile bool per_wq = true;
 const volatile bool filter_wq = false;
 const volatile char targ_wq[WQLAT_NAME_LEN] = {};
@@ -48,6 +51,8 @@ int BPF_PROG(wqlat_queue, int req_cpu, struct pool_workqueue *pwq, struct work_s
 	struct pending p = {};
 	__u64 w = (__u64)work;
 
+	if (targ_tgid && (bpf_get_current_pid_tgid() >> 32) != targ_tgid)
+		return 0;
 	BPF_CORE_READ_STR_INTO(&p.key.wq, pwq, wq, name);
 	if (filter_wq && !name_matches(p.key.wq))
 		return 0;

@@ -29,11 +29,13 @@ class Wqlat final : public Probe {
       e.key.wq[sizeof e.key.wq - 1] = '\0';
       out.histograms.push_back({source, labels({{"wq", e.key.wq}}), std::move(h)});
     }
+    if (uint64_t n = _missed.take(_skel->obj)) out.counters.push_back({"missed_events", "", n});
     return out;
   }
 
  private:
   SkeletonPtr<wqlat_bpf> _skel;
+  MissedEvents _missed;
   bool _per_wq;
 };
 
@@ -46,6 +48,7 @@ std::unique_ptr<Probe> load_wqlat(const ProbeOptions& options, std::string& erro
     return nullptr;
   }
   auto skel = open_load_attach(source, NVMT_SKELETON_OPS(wqlat), [&](wqlat_bpf& s) {
+    s.rodata->targ_tgid = static_cast<__u32>(options.tgid);  // ProbeSet leaves it 0: not per_process
     s.rodata->per_wq = options.per_key;
     s.rodata->filter_wq = !options.filter.empty();
     std::memcpy(const_cast<char*>(s.rodata->targ_wq), options.filter.data(), options.filter.size());

@@ -16,6 +16,9 @@ expect_grep "$work/err" "unknown probe \"nope\"" "unknown probe names the probes
 expect_exit 2 "filter on a probe without one" -- "$bin" probe irqload --filter x 1 1
 expect_exit 2 "bad interval" -- "$bin" probe runqlat abc
 
+expect_exit 0 "probe --help" -- "$bin" probe --help
+expect_grep "$work/out" "^  biolat +block I/O in the driver: block_rq_issue -> block_rq_complete" "help: what biolat measures"
+
 # Standalone: runqlat over all processes for 2 intervals of 0.3 s (something always runs).
 expect_exit 0 "probe runqlat 0.3 2" -- "$bin" probe runqlat 0.3 2
 expect_grep "$work/out" "^ +usecs +: count +distribution" "bcc header"
@@ -31,6 +34,10 @@ start_serve serve --listen 127.0.0.1:0 --ram 16MiB --nqn "$nqn" --threads 1 --sa
 expect_exit 0 "probe list" -- "$bin" probe list --socket "$sock"
 expect_grep "$work/out" "^runqlat +yes +no" "runqlat available, not running"
 expect_grep "$work/out" "^usdtlat +yes +no" "usdtlat available, not running"
+# Each probe says in one line what it measures, from which event to which (the catalog's text).
+expect_grep "$work/out" "^PROBE +AVAILABLE +RUNNING +MEASURES" "list: a MEASURES column"
+expect_grep "$work/out" "^runqlat +yes +no +run-queue wait .*enqueue -> switch-in, schedstat run_delay" "list: what runqlat measures"
+expect_grep "$work/out" "^wqlat +yes +no +.*workqueue_queue_work -> workqueue_execute_start" "list: what wqlat measures"
 expect_exit 2 "probe start without a name" -- "$bin" probe start --socket "$sock"
 expect_exit 1 "probe start unknown" -- "$bin" probe start nope --socket "$sock"
 expect_grep "$work/err" "unknown probe" "start unknown: message"

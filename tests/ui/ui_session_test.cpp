@@ -588,6 +588,12 @@ void UiSessionTest::probes_panel_starts_and_stops_a_probe() {
   auto& model = view->model();
   QTRY_COMPARE_WITH_TIMEOUT(model.rows().size(), probes::probe_kinds().size(), wait_ms);
   for (const auto& k : probes::probe_kinds()) QVERIFY2(model.find(k.name), k.name);
+  // Each row says what its probe measures, in the catalog's words (probe_catalog.cpp).
+  for (int row = 0; row < model.rowCount(); ++row) {
+    const std::string name = model.data(model.index(row, ui::ProbeModel::name_column)).toString().toStdString();
+    QCOMPARE(model.data(model.index(row, ui::ProbeModel::measures_column)).toString(),
+             QString(probes::find_probe_kind(name)->summary));
+  }
   const ui::ProbeRow* runqlat = model.find("runqlat");
   QPushButton* button = view->action_button("runqlat");
   QVERIFY(button);

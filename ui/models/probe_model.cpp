@@ -11,7 +11,7 @@ namespace ui {
 namespace {
 
 using json = nlohmann::json;
-const char* headers[ProbeModel::column_count] = {"Probe", "Status", "Filter", "Detail", ""};
+const char* headers[ProbeModel::column_count] = {"Probe", "Status", "Filter", "Measures", "Detail", ""};
 
 }  // namespace
 
@@ -23,7 +23,7 @@ QString ProbeRow::status() const {
 QString ProbeRow::detail() const {
   if (!refusal.isEmpty()) return "refused: " + refusal;
   if (!available && !reason.empty()) return QString::fromStdString(reason);
-  return QString::fromStdString(summary);
+  return {};
 }
 
 ProbeModel::ProbeModel(EngineSession& session, QObject* parent) : QAbstractTableModel(parent), _session(session) {
@@ -37,7 +37,7 @@ int ProbeModel::columnCount(const QModelIndex& parent) const { return parent.isV
 QVariant ProbeModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || size_t(index.row()) >= _rows.size()) return {};
   const ProbeRow& r = _rows[size_t(index.row())];
-  if (role == Qt::ToolTipRole) return QString::fromStdString(r.name + ": " + r.summary) + "\n" + r.detail();
+  if (role == Qt::ToolTipRole) return QString::fromStdString(r.name + ": " + r.summary) + (r.detail().isEmpty() ? "" : "\n" + r.detail());
   if (role == Qt::ForegroundRole && index.column() == status_column) {
     if (r.running) return QColor(40, 160, 40);  // readable on light and dark bases
     if (!r.available || !r.refusal.isEmpty()) return QColor(208, 48, 48);
@@ -47,6 +47,7 @@ QVariant ProbeModel::data(const QModelIndex& index, int role) const {
     case name_column: return QString::fromStdString(r.name);
     case status_column: return r.status();
     case filter_column: return QString::fromStdString(r.filter);
+    case measures_column: return QString::fromStdString(r.summary);
     case detail_column: return r.detail();
     default: return {};
   }

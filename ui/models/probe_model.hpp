@@ -2,9 +2,9 @@
 // ui::ProbeModel: the eBPF probes beside the engine shown (probes.list through the session, so
 // embedded and remote alike), one row each. start()/stop() call probes.start/probes.stop and
 // list again; a refusal stays on its probe's row in the engine's words.
-// Columns: name, status ("running", "stopped", "unavailable"), filter, detail (why a probe
-// cannot run, a refusal, else what it measures). Roles: Qt::DisplayRole text, Qt::ToolTipRole
-// the full detail.
+// Columns: name, status ("running", "stopped", "unavailable"), filter, measures (the probe
+// catalog's one line, probes::ProbeKind::summary, as probes.list carries it), detail (why a
+// probe cannot run, or a refusal). Roles: Qt::DisplayRole text, Qt::ToolTipRole both.
 #include <QAbstractTableModel>
 #include <QString>
 
@@ -33,7 +33,7 @@ class ProbeModel : public QAbstractTableModel {
   Q_OBJECT
 
  public:
-  enum Column { name_column, status_column, filter_column, detail_column, action_column, column_count };
+  enum Column { name_column, status_column, filter_column, measures_column, detail_column, action_column, column_count };
 
   explicit ProbeModel(EngineSession& session, QObject* parent = nullptr);
 

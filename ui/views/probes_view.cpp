@@ -32,6 +32,7 @@ ProbesView::ProbesView(EngineSession& session, QWidget* parent) : QWidget(parent
   _table->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);  // follows the detail's wrapping
   _table->setWordWrap(true);
   _table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  _table->horizontalHeader()->setSectionResizeMode(ProbeModel::measures_column, QHeaderView::Stretch);
   _table->horizontalHeader()->setSectionResizeMode(ProbeModel::detail_column, QHeaderView::Stretch);
   _filter = new QLineEdit(this);
   _filter->setPlaceholderText("filter for the next start (wqlat: a workqueue such as nvmet_tcp_wq; biolat: a disk)");
