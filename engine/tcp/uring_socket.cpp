@@ -164,6 +164,7 @@ void UringSocket::on_cqe(uint64_t user_data, int32_t res, uint32_t flags) {
       // At most buffer_count chunks exist: each holds one of the provided buffers.
       _fifo[(_head + _count++) % buffer_count] = {bid, off, off + payload,
                                                   got.msg_control ? arrival_stamp_of(got) : 0};
+      ++_arrivals;
       return;
     }
     // A buffer with no payload: the end of the stream (a receive of 0 bytes), or one the

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 
 #include <sys/socket.h>
 
@@ -61,6 +62,10 @@ class UringSocket final : backend::IoContext::ForeignSink {
   // connection is fine), -1 when the host closed the connection or it failed.
   ssize_t read(std::span<uint8_t> dst);
   bool buffered() const { return _count > 0; }
+  // Chunks received since the last call. A receive armed or re-armed by a flush completes in
+  // that flush when data already waits (a new queue's ICReq, a resume after ENOBUFS), so the
+  // reap after it is where those bytes show up: the caller's receive has not seen them yet.
+  unsigned take_arrivals() { return std::exchange(_arrivals, 0u); }
 
   // Whether the probe could set a multishot receive with provided buffers up on this kernel.
   static std::string probe();
@@ -97,6 +102,7 @@ class UringSocket final : backend::IoContext::ForeignSink {
   // provided buffer), so a fixed ring suffices.
   Chunk _fifo[buffer_count];
   unsigned _head = 0, _count = 0;
+  unsigned _arrivals = 0;  // take_arrivals()
 };
 
 }  // namespace tcp
