@@ -101,7 +101,7 @@ void range_next(SubmissionQueue& sq, Request& req) {
     ++pieces;
     if (!start_io(sq, req, op, off, static_cast<uint32_t>(piece), nullptr, exec::monotonic_ns()))
       return;  // reaped later
-    sq.stats_mut().backend_latency.record(exec::monotonic_ns() - req.io.submit_ns);
+    if (auto* lat = sq.latency()) lat->backend_latency.record(exec::monotonic_ns() - req.io.submit_ns);
     if (req.io.result < 0) return sq.complete(req, nvme::status_from_errno(-req.io.result, false));
   }
   sq.complete(req, st::success);
@@ -175,7 +175,7 @@ void nvm_resume(SubmissionQueue& sq, Request& req) { range_next(sq, req); }
 void nvm_backend_done(SubmissionQueue& sq, Request& req) {
   const backend::Io& io = req.io;
   req.done_ns = exec::monotonic_ns();
-  sq.stats_mut().backend_latency.record(req.done_ns - io.submit_ns);
+  if (auto* lat = sq.latency()) lat->backend_latency.record(req.done_ns - io.submit_ns);
   // A block device that cannot unmap and zero (PUNCH_HOLE: EOPNOTSUPP) still zeroes, so
   // DLFEAT's promise holds.
   if (io.result == -EOPNOTSUPP && io.op == IoOp::discard) {

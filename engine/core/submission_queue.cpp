@@ -31,6 +31,7 @@ SubmissionQueue::~SubmissionQueue() { unbind(); }
 void SubmissionQueue::bind(std::shared_ptr<Controller> ctrl, uint16_t qid, uint16_t sqsize,
                            bool sqflow_disabled) {
   _ctrl = std::move(ctrl);
+  _lat = &_stats.make_latency();
   _qid = qid;
   _sqsize = sqsize;
   _sqflow_disabled = sqflow_disabled;
@@ -180,10 +181,11 @@ void SubmissionQueue::record_latency(Request& req, const void* queue) {
   req.completed_ns = end;
   const uint64_t ns = end - req.start_ns;
   NVMT_USDT3(cmd_complete, queue, req.sqe.cid(), ns);
+  if (!_lat) return;  // a Connect refused: the queue never got its histograms
   const uint8_t op = req.sqe.opcode();
-  if (_qid != 0 && op == static_cast<uint8_t>(nvme::NvmOpcode::read)) _stats.read_latency.record(ns);
-  else if (_qid != 0 && op == static_cast<uint8_t>(nvme::NvmOpcode::write)) _stats.write_latency.record(ns);
-  else _stats.other_latency.record(ns);
+  if (_qid != 0 && op == static_cast<uint8_t>(nvme::NvmOpcode::read)) _lat->read_latency.record(ns);
+  else if (_qid != 0 && op == static_cast<uint8_t>(nvme::NvmOpcode::write)) _lat->write_latency.record(ns);
+  else _lat->other_latency.record(ns);
 }
 
 void SubmissionQueue::record_received(Request& req, uint64_t arrival_ns, const PassTimes& pass) {
@@ -194,25 +196,26 @@ void SubmissionQueue::record_received(Request& req, uint64_t arrival_ns, const P
   req.arrival_ns = t;
   const uint64_t ready = std::clamp(pass.ready_ns ? pass.ready_ns : t, t, parsed);
   const uint64_t start = std::clamp(pass.start_ns, ready, parsed);
-  _stats.stage_scheduling.record(ready - t);
-  _stats.stage_queue.record(start - ready);
-  _stats.stage_receive.record(parsed - start);
+  if (!_lat) return;  // the Connect capsule: its queue's histograms come with it
+  _lat->stage_scheduling.record(ready - t);
+  _lat->stage_queue.record(start - ready);
+  _lat->stage_receive.record(parsed - start);
 }
 
 void SubmissionQueue::record_data_wait(const Request& req, uint64_t now_ns) {
-  if (req.start_ns && now_ns >= req.start_ns) _stats.stage_data_wait.record(now_ns - req.start_ns);
+  if (_lat && req.start_ns && now_ns >= req.start_ns) _lat->stage_data_wait.record(now_ns - req.start_ns);
 }
 
 void SubmissionQueue::record_sent(const Request& req, uint64_t now_ns) {
-  if (!req.arrival_ns || now_ns < req.arrival_ns) return;
+  if (!_lat || !req.arrival_ns || now_ns < req.arrival_ns) return;
   const uint8_t op = req.sqe.opcode();
   // An AER waits, by design, until something happens (minutes): not a latency of the target's.
   if (_qid == 0 && op == static_cast<uint8_t>(nvme::AdminOpcode::async_event_request)) return;
   const uint64_t ns = now_ns - req.arrival_ns;
-  if (_qid != 0 && op == static_cast<uint8_t>(nvme::NvmOpcode::read)) _stats.target_read_latency.record(ns);
-  else if (_qid != 0 && op == static_cast<uint8_t>(nvme::NvmOpcode::write)) _stats.target_write_latency.record(ns);
-  else _stats.target_other_latency.record(ns);
-  if (req.completed_ns >= req.arrival_ns && req.completed_ns <= now_ns) _stats.stage_send.record(now_ns - req.completed_ns);
+  if (_qid != 0 && op == static_cast<uint8_t>(nvme::NvmOpcode::read)) _lat->target_read_latency.record(ns);
+  else if (_qid != 0 && op == static_cast<uint8_t>(nvme::NvmOpcode::write)) _lat->target_write_latency.record(ns);
+  else _lat->target_other_latency.record(ns);
+  if (req.completed_ns >= req.arrival_ns && req.completed_ns <= now_ns) _lat->stage_send.record(now_ns - req.completed_ns);
 }
 
 }  // namespace core

@@ -40,6 +40,8 @@ class SubmissionQueue {
   const QueueCounters& counters() const { return _counters; }
   const stats::QueueStats& stats() const { return _stats; }
   stats::QueueStats& stats_mut() { return _stats; }
+  // The queue's latency histograms; nullptr before Connect (nothing is timed then).
+  stats::QueueLatency* latency() const { return _lat; }
 
   // Step 1 (after the SQE arrived): pick the handler, compute direction and transfer length,
   // check them against the SGL. A non-success status is completed by the caller through
@@ -102,6 +104,7 @@ class SubmissionQueue {
   Target& _target;
   TransportQueue& _transport;
   stats::QueueStats& _stats;
+  stats::QueueLatency* _lat = nullptr;  // _stats' histograms, made at Connect (bind)
   std::shared_ptr<Controller> _ctrl;
   uint16_t _qid = 0;
   uint16_t _sqsize = 0;

@@ -179,7 +179,7 @@ exec::Progress RdmaQueue::io_work() {
   _pass = {0, start};
   if (const uint64_t ready = exec_ready_ns.exchange(0, std::memory_order_relaxed); ready && ready <= start) {
     _pass.ready_ns = ready;
-    _stats.queue_wait.record(start - ready);
+    if (auto* lat = _sq.latency()) lat->queue_wait.record(start - ready);
   }
   drain_channel();
   if (_sq.poll_events()) fail("controller gone");

@@ -10,29 +10,38 @@ namespace {
 
 // Each histogram of the block and its row, in latency_sources' order.
 struct HistogramPair {
-  Histogram QueueStats::*block;
+  Histogram QueueLatency::*block;
   HistogramData QueueRow::*row;
 };
 constexpr HistogramPair histogram_pairs[] = {
-    {&QueueStats::target_read_latency, &QueueRow::target_read_latency},
-    {&QueueStats::target_write_latency, &QueueRow::target_write_latency},
-    {&QueueStats::target_other_latency, &QueueRow::target_other_latency},
-    {&QueueStats::stage_scheduling, &QueueRow::stage_scheduling},
-    {&QueueStats::stage_queue, &QueueRow::stage_queue},
-    {&QueueStats::stage_receive, &QueueRow::stage_receive},
-    {&QueueStats::stage_data_wait, &QueueRow::stage_data_wait},
-    {&QueueStats::backend_latency, &QueueRow::backend_latency},
-    {&QueueStats::stage_send, &QueueRow::stage_send},
-    {&QueueStats::queue_wait, &QueueRow::queue_wait},
-    {&QueueStats::read_latency, &QueueRow::read_latency},
-    {&QueueStats::write_latency, &QueueRow::write_latency},
-    {&QueueStats::other_latency, &QueueRow::other_latency},
+    {&QueueLatency::target_read_latency, &QueueRow::target_read_latency},
+    {&QueueLatency::target_write_latency, &QueueRow::target_write_latency},
+    {&QueueLatency::target_other_latency, &QueueRow::target_other_latency},
+    {&QueueLatency::stage_scheduling, &QueueRow::stage_scheduling},
+    {&QueueLatency::stage_queue, &QueueRow::stage_queue},
+    {&QueueLatency::stage_receive, &QueueRow::stage_receive},
+    {&QueueLatency::stage_data_wait, &QueueRow::stage_data_wait},
+    {&QueueLatency::backend_latency, &QueueRow::backend_latency},
+    {&QueueLatency::stage_send, &QueueRow::stage_send},
+    {&QueueLatency::queue_wait, &QueueRow::queue_wait},
+    {&QueueLatency::read_latency, &QueueRow::read_latency},
+    {&QueueLatency::write_latency, &QueueRow::write_latency},
+    {&QueueLatency::other_latency, &QueueRow::other_latency},
 };
 static_assert(std::size(histogram_pairs) == latency_source_count, "a histogram of QueueStats is not read");
 
 }  // namespace
 
 // ---- QueueStats
+
+QueueStats::~QueueStats() { delete _latency.load(std::memory_order_relaxed); }
+
+QueueLatency& QueueStats::make_latency() {
+  if (QueueLatency* l = latency()) return *l;
+  auto* l = new QueueLatency;
+  _latency.store(l, std::memory_order_release);
+  return *l;
+}
 
 void QueueStats::set_identity(QueueIdentity id) {
   std::lock_guard lock(_mu);
@@ -62,7 +71,8 @@ QueueRow QueueStats::read() const {
   r.write_bytes = write_bytes.get();
   r.pdus_rx = pdus_rx.get();
   r.pdus_tx = pdus_tx.get();
-  for (const auto& h : histogram_pairs) r.*h.row = (this->*h.block).read();
+  if (const QueueLatency* l = latency())
+    for (const auto& h : histogram_pairs) r.*h.row = (l->*h.block).read();
   return r;
 }
 

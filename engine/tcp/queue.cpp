@@ -230,7 +230,7 @@ exec::Progress TcpQueue::pass(unsigned max_rx_pdus) {
   // Readiness (event, kick, requeue) to now: how long this queue waited for a thread.
   if (const uint64_t ready = exec_ready_ns.exchange(0, std::memory_order_relaxed); ready && ready <= start) {
     _pass.ready_ns = ready;
-    _stats.queue_wait.record(start - ready);
+    if (auto* lat = _sq.latency()) lat->queue_wait.record(start - ready);
     NVMT_USDT2(queue_wait_end, this, start - ready);
   }
   if (!_closing && _sq.poll_events()) _closing = true;  // controller died (KATO, admin gone)

@@ -74,8 +74,8 @@ void write_one(QueueStats& q, Written& w, uint64_t n) {
   q.pdus_rx.add(2);
   q.pdus_tx.add();
   uint64_t lat = 10'000 + (n % 97) * 1000;
-  q.read_latency.record(lat);
-  q.queue_wait.record(lat / 10);
+  q.make_latency().read_latency.record(lat);
+  q.make_latency().queue_wait.record(lat / 10);
   ++w.commands;
   w.read_bytes += 4096;
   w.pdus_rx += 2;
