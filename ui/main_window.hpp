@@ -21,6 +21,7 @@ class QTabWidget;
 namespace ui {
 
 class BuiltinLoad;
+class HostLatencyTap;
 class DashboardView;
 class EventModel;
 class HistogramView;
@@ -83,6 +84,7 @@ class MainWindow : public QMainWindow {
   IntervalHistory* _history = nullptr;
   EventModel* _events = nullptr;
   BuiltinLoad* _load = nullptr;
+  std::unique_ptr<HostLatencyTap> _host;  // the load's latency per interval, for the history
   std::shared_ptr<LogBuffer> _log_buffer;
   QTabWidget* _tabs = nullptr;
   DashboardView* _dashboard = nullptr;

@@ -40,6 +40,7 @@
 #include "engine/control/settings_schema.hpp"
 #include "probes/probe_catalog.hpp"
 #include "engine/control/engine.hpp"
+#include "engine/system/cpu_hog.hpp"
 #include "engine/system/topology.hpp"
 #include "support/engine_config.hpp"
 #include "support/fake_sysfs.hpp"
@@ -114,6 +115,7 @@ class UiSessionTest : public QObject {
   void steering_refused_irq_write_explained();
   void topology_picker_shows_irqs_and_queues_per_cpu();
   void steering_plan_built_by_picking_cpus();
+  void target_and_host_p99_rise_under_a_hog();
 
  private:
   // A second engine whose steering stands on a fake /proc + /sys tree (a virtio NIC on 2 CPUs),
@@ -229,12 +231,14 @@ void UiSessionTest::dashboard_gains_a_point_per_interval() {
   // Every interval of the engine arrived once, in order: no gap in the sequence numbers.
   for (size_t i = rows_before; i < history.size(); ++i) QCOMPARE(history.row(i).seq, history.row(i - 1).seq + 1);
   QVERIFY(history.row(history.size() - 1).read_iops > 0);  // real I/O from the initiator
-  QVERIFY(_window->dashboard()->graph("p99")->data()->size() > 0);
+  QVERIFY(_window->dashboard()->graph("target p99")->data()->size() > 0);
+  QVERIFY(_window->dashboard()->graph("host p99")->data()->size() > 0);  // the load is the app's own
+  QVERIFY(_window->dashboard()->graph("scheduling")->data()->size() > 0);
 }
 
 void UiSessionTest::histogram_total_equals_engine_count() {
   _window->tabs()->setCurrentWidget(_window->histograms());
-  _window->histograms()->set_source("read_latency");
+  _window->histograms()->set_source("target_read_latency");
   // The engine's own report of one interval, and the bars the view drew for the same interval.
   for (int attempt = 0; attempt < 20; ++attempt) {
     const json s = call("stats.get");
@@ -242,9 +246,9 @@ void UiSessionTest::histogram_total_equals_engine_count() {
     const auto& history = _window->history();
     for (size_t i = 0; i < history.size(); ++i) {
       if (history.row(i).seq != s.value("seq", uint64_t{0})) continue;
-      const uint64_t engine_count = s["total"]["read_latency"]["count"].get<uint64_t>();
+      const uint64_t engine_count = s["total"]["target_read_latency"]["count"].get<uint64_t>();
       uint64_t row_total = 0;
-      for (uint64_t c : history.row(i).log2[size_t(history.source_index("read_latency"))]) row_total += c;
+      for (uint64_t c : history.row(i).log2[size_t(history.source_index("target_read_latency"))]) row_total += c;
       QCOMPARE(row_total, engine_count);
       QVERIFY(engine_count > 0);
       if (i + 1 != history.size()) continue;  // the bars show the newest interval only
@@ -254,7 +258,7 @@ void UiSessionTest::histogram_total_equals_engine_count() {
       bars += it->value;
     const auto& current = _window->history().current();
     for (const auto& src : current)
-      if (src.name == "read_latency" && src.hist.count == uint64_t(bars) && bars > 0) return;
+      if (src.name == "target_read_latency" && src.hist.count == uint64_t(bars) && bars > 0) return;
   }
   QFAIL("no interval whose bars matched the engine's count");
 }
@@ -867,6 +871,81 @@ void UiSessionTest::steering_plan_built_by_picking_cpus() {
   QTRY_COMPARE_WITH_TIMEOUT(new_value(rps), QString("1"), wait_ms);
   QCOMPARE(new_value(irq), QString("0"));
   QVERIFY(fake.tree.files() == files);  // a dry run writes nothing
+}
+
+namespace {
+
+// The values a dashboard graph drew for intervals ending after time_s, oldest first.
+std::vector<double> drawn_after(const QCPGraph* g, double time_s) {
+  std::vector<double> out;
+  for (auto it = g->data()->findBegin(time_s, false); it != g->data()->constEnd(); ++it)
+    if (it->key > time_s) out.push_back(it->value);
+  return out;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+double realtime_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) / 1e9;
+}
+
+}  // namespace
+
+// The built-in load runs against the engine, its one worker bound to the last CPU; then a CPU
+// hog on that CPU (what `nvmetune hog --cpus N --load 80` runs): within two intervals the
+// dashboard's target p99 and host p99 (the values it drew) both rise above the same run's
+// baseline. The baseline is this run's own (the median of the intervals just before), and the
+// threshold generous: on a shared 2-core machine the baseline moves, while a hog taking 80 % of
+// the worker's CPU moves the p99 by multiples (it delays the worker's wake-ups by milliseconds).
+void UiSessionTest::target_and_host_p99_rise_under_a_hog() {
+  constexpr unsigned hog_load_pct = 80;
+  constexpr double min_rise = 2.0;        // p99 under the hog / baseline p99, at least
+  constexpr size_t baseline_intervals = 5;
+  constexpr size_t settle_intervals = 3;  // after the worker moved
+  auto* dash = _window->dashboard();
+  _window->tabs()->setCurrentWidget(dash);
+  QVERIFY(_window->histograms()->has_source("host_read_latency"));  // "Host (initiator)" is listed
+  const unsigned cpu = sys::online_cpus().back();
+  const json before = call("threading.get");
+  call("threading.set", {{"mode", "bound"}, {"cpumask", std::to_string(cpu)}});
+  QTRY_COMPARE_WITH_TIMEOUT(QString::fromStdString(call("threading.get").value("cpumask", std::string())),
+                            QString::number(cpu), wait_ms);
+  wait_intervals(settle_intervals);
+  const double baseline_from = _window->history().row(_window->history().size() - 1).time_s;
+  wait_intervals(baseline_intervals);
+  QCPGraph* target = dash->graph("target p99");
+  QCPGraph* host = dash->graph("host p99");
+  const double target_base = median(drawn_after(target, baseline_from));
+  const double host_base = median(drawn_after(host, baseline_from));
+  QVERIFY2(target_base > 0 && host_base > 0, "no baseline: the load's intervals are missing");
+
+  sys::CpuHog hog;
+  const std::string error = hog.start({{cpu}, hog_load_pct});
+  QVERIFY2(error.empty(), error.c_str());
+  const double hog_from = realtime_s();
+  QTRY_VERIFY_WITH_TIMEOUT(drawn_after(target, hog_from).size() >= 2 && drawn_after(host, hog_from).size() >= 2, wait_ms);
+  hog.stop();
+  const auto target_hog = drawn_after(target, hog_from), host_hog = drawn_after(host, hog_from);
+  const double target_peak = std::max(target_hog[0], target_hog[1]);
+  const double host_peak = std::max(host_hog[0], host_hog[1]);
+  const QString figures = QString("CPU %1, p99 in us: target %2 -> %3, %4; host %5 -> %6, %7")
+                              .arg(cpu)
+                              .arg(target_base, 0, 'f', 1)
+                              .arg(target_hog[0], 0, 'f', 1)
+                              .arg(target_hog[1], 0, 'f', 1)
+                              .arg(host_base, 0, 'f', 1)
+                              .arg(host_hog[0], 0, 'f', 1)
+                              .arg(host_hog[1], 0, 'f', 1);
+  qInfo("%s", qPrintable(figures));
+  call("threading.set", before);
+  QVERIFY2(target_peak >= min_rise * target_base, qPrintable(figures));
+  QVERIFY2(host_peak >= min_rise * host_base, qPrintable(figures));
 }
 
 QTEST_MAIN(UiSessionTest)
