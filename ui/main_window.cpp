@@ -256,18 +256,24 @@ void MainWindow::toggle_load() {
     _load_action->setText("Stopping load...");
     return;
   }
-  const SessionStatus& s = _session->status();
-  if (s.traddr.isEmpty() || s.subnqn.isEmpty()) {
+  const auto target = load_target();
+  if (!target) {
     _load_action->setChecked(false);
     return statusBar()->showMessage("no listener or subsystem to load yet", 5000);
   }
+  _load->start(BuiltinLoad::default_spec(*target));
+  _load_action->setChecked(true);
+  _load_action->setText("Stop load");
+}
+
+std::optional<initiator::Target> MainWindow::load_target() const {
+  const SessionStatus& s = _session->status();
+  if (s.traddr.isEmpty() || s.subnqn.isEmpty()) return std::nullopt;
   initiator::Target target;
   target.traddr = s.traddr.toStdString();
   target.port = static_cast<uint16_t>(s.port);
   target.subnqn = s.subnqn.toStdString();
-  _load->start(BuiltinLoad::default_spec(target));
-  _load_action->setChecked(true);
-  _load_action->setText("Stop load");
+  return target;
 }
 
 void MainWindow::set_window_index(int index) {

@@ -8,8 +8,10 @@
 #include <QTimer>
 
 #include <memory>
+#include <optional>
 
 #include "engine/control/engine.hpp"
+#include "engine/initiator/target.hpp"
 #include "ui/engine_session.hpp"
 
 class QAction;
@@ -61,6 +63,9 @@ class MainWindow : public QMainWindow {
   SteeringView* steering() const { return _steering; }
   QTabWidget* tabs() const { return _tabs; }
   BuiltinLoad& load() { return *_load; }
+  // Where the built-in load connects: the shown engine's first listener and subsystem (none yet:
+  // nullopt).
+  std::optional<initiator::Target> load_target() const;
   QLabel* engine_label() const { return _engine_label; }
 
  public slots:

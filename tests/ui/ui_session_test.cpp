@@ -20,6 +20,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <climits>
@@ -875,11 +876,12 @@ void UiSessionTest::steering_plan_built_by_picking_cpus() {
 
 namespace {
 
-// The values a dashboard graph drew for intervals ending after time_s, oldest first.
-std::vector<double> drawn_after(const QCPGraph* g, double time_s) {
+// The values graph drew for the intervals ending in (from_s, to_s], oldest first (an interval
+// without commands is a gap: no value).
+std::vector<double> drawn_in(const QCPGraph* g, double from_s, double to_s) {
   std::vector<double> out;
-  for (auto it = g->data()->findBegin(time_s, false); it != g->data()->constEnd(); ++it)
-    if (it->key > time_s) out.push_back(it->value);
+  for (auto it = g->data()->findBegin(from_s, false); it != g->data()->constEnd() && it->key <= to_s; ++it)
+    if (it->key > from_s) out.push_back(it->value);
   return out;
 }
 
@@ -889,63 +891,97 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+double peak(const std::vector<double>& v) { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); }
+
 double realtime_s() {
   timespec ts{};
   clock_gettime(CLOCK_REALTIME, &ts);
   return double(ts.tv_sec) + double(ts.tv_nsec) / 1e9;
 }
 
+QString figures_text(const std::vector<double>& v) {
+  QStringList parts;
+  for (double x : v) parts << QString::number(x, 'f', 0);
+  return parts.join(", ");
+}
+
 }  // namespace
 
 // The built-in load runs against the engine, its one worker bound to the last CPU; then a CPU
-// hog on that CPU (what `nvmetune hog --cpus N --load 80` runs): within two intervals the
-// dashboard's target p99 and host p99 (the values it drew) both rise above the same run's
-// baseline. The baseline is this run's own (the median of the intervals just before), and the
-// threshold generous: on a shared 2-core machine the baseline moves, while a hog taking 80 % of
-// the worker's CPU moves the p99 by multiples (it delays the worker's wake-ups by milliseconds).
+// hog comes on that CPU (engine/system/cpu_hog, what `nvmetune hog --cpus N --load 80` runs):
+// within the two intervals that close next, the dashboard's target p99 and host p99 (the values
+// it drew) both rise above this run's own baseline (the median of the intervals just before),
+// by a generous factor. Two things keep it honest on a shared 2-core machine:
+// - the load's initiator busy-polls, so it is pinned to the other CPU, or the baseline would be
+//   the worker and the initiator sharing one;
+// - with builds running, the worker already waits behind a handful of compilers (a baseline p99
+//   of 3 to 7 ms measured here), and one more thread of their weight hardly changes its share
+//   (p99 x1.2 to x3 measured): the hog runs at nice -10, weighing as much as nine of them, so that
+//   it takes its 80 % whatever else runs there. Measured so under a load average of 8: target
+//   p99 x2.0 to x16, host p99 x3.3 to x8.9 over ten runs.
 void UiSessionTest::target_and_host_p99_rise_under_a_hog() {
   constexpr unsigned hog_load_pct = 80;
-  constexpr double min_rise = 2.0;        // p99 under the hog / baseline p99, at least
+  constexpr int hog_nice = -10;
+  constexpr double min_rise = 1.5;        // p99 under the hog / baseline p99, at least
   constexpr size_t baseline_intervals = 5;
   constexpr size_t settle_intervals = 3;  // after the worker moved
+  constexpr size_t hog_intervals = 2;
   auto* dash = _window->dashboard();
   _window->tabs()->setCurrentWidget(dash);
   QVERIFY(_window->histograms()->has_source("host_read_latency"));  // "Host (initiator)" is listed
-  const unsigned cpu = sys::online_cpus().back();
+  const auto online = sys::online_cpus();
+  if (online.size() < 2) QSKIP("needs two CPUs: the worker's, hogged, and the initiator's");
+  const unsigned cpu = online.back();
+  // The built-in load again, its initiator on the first CPU.
+  _window->load().stop();
+  QTRY_VERIFY_WITH_TIMEOUT(!_window->load().running(), wait_ms);
+  const auto where = _window->load_target();
+  QVERIFY(where);
+  auto spec = ui::BuiltinLoad::default_spec(*where);
+  spec.cpus = {online.front()};
+  _window->load().start(spec);
   const json before = call("threading.get");
   call("threading.set", {{"mode", "bound"}, {"cpumask", std::to_string(cpu)}});
   QTRY_COMPARE_WITH_TIMEOUT(QString::fromStdString(call("threading.get").value("cpumask", std::string())),
                             QString::number(cpu), wait_ms);
+  auto& history = _window->history();
   wait_intervals(settle_intervals);
-  const double baseline_from = _window->history().row(_window->history().size() - 1).time_s;
+  const double baseline_from = history.row(history.size() - 1).time_s;
   wait_intervals(baseline_intervals);
   QCPGraph* target = dash->graph("target p99");
   QCPGraph* host = dash->graph("host p99");
-  const double target_base = median(drawn_after(target, baseline_from));
-  const double host_base = median(drawn_after(host, baseline_from));
-  QVERIFY2(target_base > 0 && host_base > 0, "no baseline: the load's intervals are missing");
+  const auto target_base = drawn_in(target, baseline_from, 1e300), host_base = drawn_in(host, baseline_from, 1e300);
 
   sys::CpuHog hog;
   const std::string error = hog.start({{cpu}, hog_load_pct});
   QVERIFY2(error.empty(), error.c_str());
+  for (const auto& t : hog.stats())
+    if (setpriority(PRIO_PROCESS, id_t(t.tid), hog_nice) != 0) QSKIP("raising the hog above the machine's other load needs CAP_SYS_NICE");
   const double hog_from = realtime_s();
-  QTRY_VERIFY_WITH_TIMEOUT(drawn_after(target, hog_from).size() >= 2 && drawn_after(host, hog_from).size() >= 2, wait_ms);
+  const size_t seen = history.size();
+  QTRY_VERIFY_WITH_TIMEOUT(history.size() >= seen + hog_intervals && history.row(history.size() - hog_intervals).time_s > hog_from,
+                           wait_ms);
   hog.stop();
-  const auto target_hog = drawn_after(target, hog_from), host_hog = drawn_after(host, hog_from);
-  const double target_peak = std::max(target_hog[0], target_hog[1]);
-  const double host_peak = std::max(host_hog[0], host_hog[1]);
-  const QString figures = QString("CPU %1, p99 in us: target %2 -> %3, %4; host %5 -> %6, %7")
+  // The first two intervals that closed after the hog started.
+  size_t first = history.size() - 1;
+  while (first > 0 && history.row(first - 1).time_s > hog_from) --first;
+  const double hog_to = history.row(first + hog_intervals - 1).time_s;
+  const auto target_hog = drawn_in(target, hog_from, hog_to), host_hog = drawn_in(host, hog_from, hog_to);
+  const QString figures = QString("worker on CPU %1, hog %2 % at nice %3; p99 (us) target: baseline %4, hogged %5; "
+                                  "host: baseline %6, hogged %7")
                               .arg(cpu)
-                              .arg(target_base, 0, 'f', 1)
-                              .arg(target_hog[0], 0, 'f', 1)
-                              .arg(target_hog[1], 0, 'f', 1)
-                              .arg(host_base, 0, 'f', 1)
-                              .arg(host_hog[0], 0, 'f', 1)
-                              .arg(host_hog[1], 0, 'f', 1);
+                              .arg(hog_load_pct)
+                              .arg(hog_nice)
+                              .arg(figures_text(target_base), figures_text(target_hog), figures_text(host_base),
+                                   figures_text(host_hog));
   qInfo("%s", qPrintable(figures));
   call("threading.set", before);
-  QVERIFY2(target_peak >= min_rise * target_base, qPrintable(figures));
-  QVERIFY2(host_peak >= min_rise * host_base, qPrintable(figures));
+  _window->load().stop();  // the default load again, for whatever runs next
+  QTRY_VERIFY_WITH_TIMEOUT(!_window->load().running(), wait_ms);
+  _window->toggle_load();
+  QVERIFY2(median(target_base) > 0 && median(host_base) > 0, qPrintable("no baseline: " + figures));
+  QVERIFY2(peak(target_hog) >= min_rise * median(target_base), qPrintable(figures));
+  QVERIFY2(peak(host_hog) >= min_rise * median(host_base), qPrintable(figures));
 }
 
 QTEST_MAIN(UiSessionTest)
