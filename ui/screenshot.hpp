@@ -17,7 +17,7 @@ struct ScreenshotOptions {
   QString dir;
   double load_s = 4;          // each phase: load alone, with the hog, after the switch
   unsigned sample_ms = 250;   // sampler interval: enough intervals in a few seconds
-  unsigned hog_load_pct = 80;  // of the worker's CPU in the second phase (0: no hog phase)
+  unsigned hog_load_pct = 80;  // of the worker's CPU in the second phase, at nice -10 as root (0: none)
   std::string switch_to = "bound";  // the mode after the switch, on every CPU but the hog's
   std::string probe = "runqlat";  // started before the load; its histogram is pictured when it runs
   bool hidpi = true;              // also DIR/<view>-4k.png: 3840x2160 at 200 % scale

@@ -20,7 +20,6 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <climits>
@@ -235,6 +234,15 @@ void UiSessionTest::dashboard_gains_a_point_per_interval() {
   QVERIFY(_window->dashboard()->graph("target p99")->data()->size() > 0);
   QVERIFY(_window->dashboard()->graph("host p99")->data()->size() > 0);  // the load is the app's own
   QVERIFY(_window->dashboard()->graph("scheduling")->data()->size() > 0);
+  // Hovering the stage panel says what target latency spans and what each stage is, with the
+  // interval's figures.
+  auto* dash = _window->dashboard();
+  _window->tabs()->setCurrentWidget(dash);
+  dash->plot()->replot();
+  const QString tip = dash->tooltip_at(QPointF(dash->panel(ui::DashboardView::stages_panel)->rect().center()));
+  QVERIFY2(tip.contains("mean target latency") && tip.contains("kernel arrival stamp") && tip.contains("scheduling: "),
+           qPrintable(tip));
+  QVERIFY(dash->latency_caption()->text().contains("kernel arrival stamp"));
 }
 
 void UiSessionTest::histogram_total_equals_engine_count() {
@@ -931,6 +939,7 @@ void UiSessionTest::target_and_host_p99_rise_under_a_hog() {
   QVERIFY(_window->histograms()->has_source("host_read_latency"));  // "Host (initiator)" is listed
   const auto online = sys::online_cpus();
   if (online.size() < 2) QSKIP("needs two CPUs: the worker's, hogged, and the initiator's");
+  if (geteuid() != 0) QSKIP("a hog at nice -10 needs root (CAP_SYS_NICE)");
   const unsigned cpu = online.back();
   // The built-in load again, its initiator on the first CPU.
   _window->load().stop();
@@ -953,10 +962,8 @@ void UiSessionTest::target_and_host_p99_rise_under_a_hog() {
   const auto target_base = drawn_in(target, baseline_from, 1e300), host_base = drawn_in(host, baseline_from, 1e300);
 
   sys::CpuHog hog;
-  const std::string error = hog.start({{cpu}, hog_load_pct});
+  const std::string error = hog.start({.cpus = {cpu}, .load_pct = hog_load_pct, .nice = hog_nice});
   QVERIFY2(error.empty(), error.c_str());
-  for (const auto& t : hog.stats())
-    if (setpriority(PRIO_PROCESS, id_t(t.tid), hog_nice) != 0) QSKIP("raising the hog above the machine's other load needs CAP_SYS_NICE");
   const double hog_from = realtime_s();
   const size_t seen = history.size();
   QTRY_VERIFY_WITH_TIMEOUT(history.size() >= seen + hog_intervals && history.row(history.size() - hog_intervals).time_s > hog_from,

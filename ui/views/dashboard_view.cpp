@@ -32,6 +32,7 @@ constexpr int marker_label_gap_px = 3;       // between a marker line and its la
 const char* panel_titles[DashboardView::panel_count] = {"IOPS", "MiB/s", "latency (µs)", "by stage (µs)",
                                                         "CPU % of one core", "probe events/s", "queues"};
 constexpr double caption_font_scale = 0.85;
+constexpr int caption_min_width_px = 1;  // any width: not the text's
 constexpr double caption_stretch = 0.01;  // the caption's row takes its text's height, no more
 // Percentile lines: one hue per percentile, the target's solid and the host's dashed beside it.
 struct PercentileLine {
@@ -39,7 +40,18 @@ struct PercentileLine {
   int color;
 };
 constexpr PercentileLine percentile_lines[] = {{"p50", 2}, {"p99", 1}, {"p99.9", 3}};
-constexpr int latency_legend_columns = 3;  // target's row, host's row
+// Row heights: the latency and its stages are what an operator watches; counts need less.
+double panel_stretch(int p) {
+  switch (p) {
+    case DashboardView::latency_panel: return 1.6;
+    case DashboardView::stages_panel: return 1.2;
+    case DashboardView::queues_panel:
+    case DashboardView::probes_panel: return 0.6;
+    default: return 1.0;
+  }
+}
+// Log panels: room above the data for the legend, which sits at the top (x of the largest value).
+constexpr double log_headroom[DashboardView::panel_count] = {2, 2, 8, 2, 2, 2, 2};
 
 }  // namespace
 
@@ -84,12 +96,15 @@ void DashboardView::build_panels() {
       QFont f = _caption->font();
       f.setPointSizeF(f.pointSizeF() * caption_font_scale);
       _caption->setFont(f);
+      // Its text's width must not become the window's minimum width (QCustomPlot's minimum
+      // size is its layout's); at the window sizes the app opens with, it fits.
+      _caption->setMinimumSize(caption_min_width_px, 0);
       _plot->plotLayout()->addElement(row, 0, _caption);
       _plot->plotLayout()->setRowStretchFactor(row++, caption_stretch);
     }
     auto* rect = new QCPAxisRect(_plot);
     _plot->plotLayout()->addElement(row, 0, rect);
-    _plot->plotLayout()->setRowStretchFactor(row++, p == queues_panel || p == probes_panel ? 0.6 : 1.0);
+    _plot->plotLayout()->setRowStretchFactor(row++, panel_stretch(p));
     rect->setMarginGroup(QCP::msLeft | QCP::msRight, margins);
     rect->setRangeDrag(Qt::Horizontal);
     rect->setRangeZoom(Qt::Horizontal);
@@ -133,8 +148,6 @@ void DashboardView::build_panels() {
   for (const char* who : {"target ", "host "})
     for (const auto& line : percentile_lines)
       add_graph(latency_panel, who + QString(line.name), line.color, *who == 'h' ? Qt::DashLine : Qt::SolidLine);
-  if (auto* legend = qobject_cast<QCPLegend*>(_rects[latency_panel]->insetLayout()->elementAt(0)))
-    legend->setWrap(latency_legend_columns);
   _stages = std::make_unique<StagePanel>(_rects[stages_panel]);
   for (auto* band : _stages->bands()) _graphs[band->name()] = band;
   add_graph(queues_panel, "connected queues", 9);
@@ -316,7 +329,7 @@ void DashboardView::follow() {
         auto r = g->getValueRange(found, QCP::sdBoth, QCPRange(from, last + 1));
         if (found) lo = std::min(lo, r.lower), hi = std::max(hi, r.upper);
       }
-      if (hi > 0) _rects[p]->axis(QCPAxis::atLeft)->setRange(std::max(floor, lo / 2), hi * 2);
+      if (hi > 0) _rects[p]->axis(QCPAxis::atLeft)->setRange(std::max(floor, lo / 2), hi * log_headroom[p]);
       else _rects[p]->axis(QCPAxis::atLeft)->setRange(floor, floor * 1000);
       continue;
     }

@@ -1,7 +1,7 @@
 #pragma once
 // The dashboard: stacked time plots on one shared time axis (zoom and pan move them all):
 // read/write IOPS, read/write MiB/s, target latency p50/p99/p99.9 with the host's (the app's own
-// load) beside it, where the target's time goes (stacked stages, stage_panel.hpp), per-thread
+// load) beside it in paler lines of the same hues, where the target's time goes (stacked stages, stage_panel.hpp), per-thread
 // CPU (busy solid, idle polling dashed), probe rates, connected queues. A caption above the
 // latency says from where to where it measures; hovering the latency or stage panel tells each
 // stage's span and the interval's figures. Every event is a labelled vertical marker on every

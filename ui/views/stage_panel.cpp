@@ -75,9 +75,9 @@ std::vector<std::pair<QCPGraph*, double>> StagePanel::points(const IntervalRow& 
 }
 
 QString StagePanel::caption() {
-  return QString("target latency = %1 (reads and writes); host = %2 (dashed). Below: the mean target latency "
-                 "split by stage (hover for what each stage is)")
-      .arg(QString::fromUtf8(target_span()), "the built-in load's I/O submitted -> completed, as its initiator saw it");
+  return QString("target: %1 (reads and writes)  ·  host (paler lines): the built-in load, submit -> completion  ·  "
+                 "hover for the stages")
+      .arg(QString::fromUtf8(target_span()));
 }
 
 QString StagePanel::explanation() {
