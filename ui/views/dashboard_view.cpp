@@ -34,7 +34,8 @@ const char* panel_titles[DashboardView::panel_count] = {"IOPS", "MiB/s", "latenc
 constexpr double caption_font_scale = 0.85;
 constexpr int caption_min_width_px = 1;  // any width: not the text's
 constexpr double caption_stretch = 0.01;  // the caption's row takes its text's height, no more
-// Percentile lines: one hue per percentile, the target's solid and the host's dashed beside it.
+// Percentile lines: one hue per percentile, the target's and the host's paler beside it (a pen
+// style other than solid draws paler: add_graph).
 struct PercentileLine {
   const char* name;
   int color;
