@@ -41,6 +41,11 @@ void add_hog_options(CLI::App& cmd, HogOptions& o) {
   cmd.add_option("--period", o.period_ms, "Duty-cycle period in milliseconds, 1..10000 (10).")
       ->check(CLI::Range(1u, 10000u))
       ->type_name("MS");
+  cmd.add_option("--nice", o.nice,
+                 "The threads' nice value, -20..19 (0). Below 0 (root) the hog takes its share whatever else runs "
+                 "on the CPU.")
+      ->check(CLI::Range(-20, 19))
+      ->type_name("N");
   cmd.add_flag("-q,--quiet", o.quiet, "No per-second lines; only the summary.");
   cmd.footer(
       "Reproduces the \"other workload\" of a contention experiment: one thread per CPU of --cpus,\n"
@@ -60,7 +65,7 @@ int run_hog(const HogOptions& o) {
                  cpus.error.empty() ? "" : ": ", cpus.error.c_str());
     return exit_usage;
   }
-  sys::HogSpec spec{cpus.cpus, o.load_pct, o.period_ms * 1000};
+  sys::HogSpec spec{cpus.cpus, o.load_pct, o.period_ms * 1000, o.nice};
   if (auto err = sys::CpuHog::check(spec); !err.empty()) {
     std::fprintf(stderr, "nvmetune hog: %s\n", err.c_str());
     return exit_usage;

@@ -13,6 +13,7 @@ struct HogOptions {
   unsigned load_pct = 50;    // per CPU
   double time_s = 0;         // 0 = until SIGINT/SIGTERM
   unsigned period_ms = 10;   // duty-cycle period
+  int nice = 0;              // the threads' nice value
   bool quiet = false;        // no per-second lines
 };
 

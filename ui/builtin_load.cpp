@@ -48,6 +48,7 @@ void BuiltinLoad::start(const initiator::LoadSpec& spec) {
   _done = false;
   auto run = spec;
   run.stop = &_stop;
+  run.live = &_live;
   _thread = std::thread([this, run] {
     const auto result = initiator::run_load(run);
     _done = true;

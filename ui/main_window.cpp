@@ -24,6 +24,7 @@
 #include "ui/builtin_load.hpp"
 #include "ui/log_buffer.hpp"
 #include "ui/models/event_model.hpp"
+#include "ui/models/host_latency.hpp"
 #include "ui/models/interval_history.hpp"
 #include "ui/models/probe_model.hpp"
 #include "ui/models/steering_model.hpp"
@@ -56,7 +57,13 @@ MainWindow::MainWindow(QWidget* parent)
   _history = new IntervalHistory(this);
   _events = new EventModel(this);
   _load = new BuiltinLoad(this);
-  connect(_session.get(), &EngineSession::snapshot, _history, &IntervalHistory::add_snapshot);
+  _host = std::make_unique<HostLatencyTap>(_load->live());
+  // The host's view of an interval is read when the interval arrives: the load's latency since
+  // the previous one (nothing while no load of the app's own runs).
+  connect(_session.get(), &EngineSession::snapshot, _history, [this](const stats::Snapshot& s) {
+    const HostInterval host = _host->next();
+    _history->add_snapshot(s, &host);
+  });
   connect(_session.get(), &EngineSession::events, _events, &EventModel::add_events);
   connect(_session.get(), &EngineSession::history_loaded, _history, &IntervalHistory::add_history);
   connect(_session.get(), &EngineSession::attached, this, &MainWindow::on_attached);
@@ -249,18 +256,24 @@ void MainWindow::toggle_load() {
     _load_action->setText("Stopping load...");
     return;
   }
-  const SessionStatus& s = _session->status();
-  if (s.traddr.isEmpty() || s.subnqn.isEmpty()) {
+  const auto target = load_target();
+  if (!target) {
     _load_action->setChecked(false);
     return statusBar()->showMessage("no listener or subsystem to load yet", 5000);
   }
+  _load->start(BuiltinLoad::default_spec(*target));
+  _load_action->setChecked(true);
+  _load_action->setText("Stop load");
+}
+
+std::optional<initiator::Target> MainWindow::load_target() const {
+  const SessionStatus& s = _session->status();
+  if (s.traddr.isEmpty() || s.subnqn.isEmpty()) return std::nullopt;
   initiator::Target target;
   target.traddr = s.traddr.toStdString();
   target.port = static_cast<uint16_t>(s.port);
   target.subnqn = s.subnqn.toStdString();
-  _load->start(BuiltinLoad::default_spec(target));
-  _load_action->setChecked(true);
-  _load_action->setText("Stop load");
+  return target;
 }
 
 void MainWindow::set_window_index(int index) {

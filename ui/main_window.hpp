@@ -8,8 +8,10 @@
 #include <QTimer>
 
 #include <memory>
+#include <optional>
 
 #include "engine/control/engine.hpp"
+#include "engine/initiator/target.hpp"
 #include "ui/engine_session.hpp"
 
 class QAction;
@@ -21,6 +23,7 @@ class QTabWidget;
 namespace ui {
 
 class BuiltinLoad;
+class HostLatencyTap;
 class DashboardView;
 class EventModel;
 class HistogramView;
@@ -60,6 +63,9 @@ class MainWindow : public QMainWindow {
   SteeringView* steering() const { return _steering; }
   QTabWidget* tabs() const { return _tabs; }
   BuiltinLoad& load() { return *_load; }
+  // Where the built-in load connects: the shown engine's first listener and subsystem (none yet:
+  // nullopt).
+  std::optional<initiator::Target> load_target() const;
   QLabel* engine_label() const { return _engine_label; }
 
  public slots:
@@ -83,6 +89,7 @@ class MainWindow : public QMainWindow {
   IntervalHistory* _history = nullptr;
   EventModel* _events = nullptr;
   BuiltinLoad* _load = nullptr;
+  std::unique_ptr<HostLatencyTap> _host;  // the load's latency per interval, for the history
   std::shared_ptr<LogBuffer> _log_buffer;
   QTabWidget* _tabs = nullptr;
   DashboardView* _dashboard = nullptr;

@@ -14,9 +14,14 @@
 #include <QTabWidget>
 #include <QThread>
 
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
 #include <qcustomplot.h>
 
 #include "engine/control/engine.hpp"
+#include "engine/system/cpu_hog.hpp"
+#include "engine/system/topology.hpp"
 #include "ui/builtin_load.hpp"
 #include "ui/main_window.hpp"
 #include "engine/control/settings_schema.hpp"
@@ -38,6 +43,7 @@ namespace {
 constexpr int window_w = 1280, window_h = 800;
 constexpr int hidpi_w = 3840, hidpi_h = 2160, hidpi_scale = 2;
 constexpr int attach_timeout_ms = 10'000;
+constexpr int hog_nice = -10;
 
 // Runs the event loop until done() or the timeout; false on timeout.
 template <typename Done>
@@ -69,6 +75,14 @@ const control::Setting& field(const std::string& path) {
   throw std::logic_error("no setting " + path);
 }
 
+// The online CPUs but cpu, as the tuning form's mask field takes them ("0,1,2").
+std::string other_cpus(const std::vector<unsigned>& online, unsigned cpu) {
+  std::string out;
+  for (unsigned c : online)
+    if (c != cpu) out += (out.empty() ? "" : ",") + std::to_string(c);
+  return out;
+}
+
 struct View {
   const char* file;
   QWidget* (*widget)(MainWindow&);
@@ -78,7 +92,7 @@ struct View {
 std::vector<View> views(const std::string& probe_source) {
   std::vector<View> out = {
       {"dashboard", [](MainWindow& w) -> QWidget* { return w.dashboard(); }, ""},
-      {"histograms", [](MainWindow& w) -> QWidget* { return w.histograms(); }, "read_latency"},
+      {"histograms", [](MainWindow& w) -> QWidget* { return w.histograms(); }, "target_read_latency"},
       {"tuning", [](MainWindow& w) -> QWidget* { return w.tuning(); }, ""},
       {"probes", [](MainWindow& w) -> QWidget* { return w.probes(); }, ""},
       {"steering", [](MainWindow& w) -> QWidget* { return w.steering(); }, ""},
@@ -137,7 +151,13 @@ QStringList take_screenshots(const control::Config& cfg, const ScreenshotOptions
   QStringList written;
   if (!QDir().mkpath(opts.dir)) return error = "cannot create " + opts.dir, written;
   apply_palette(false);
-  engine::Engine engine(cfg);
+  // The worker on the last CPU, where the hog comes; the switch moves it to the others.
+  const auto online = sys::online_cpus();
+  const bool hog_phase = opts.hog_load_pct > 0 && online.size() > 1;
+  const unsigned hog_cpu = online.back();
+  auto run_cfg = cfg;
+  if (hog_phase) run_cfg.threading.cpus = {hog_cpu};
+  engine::Engine engine(run_cfg);
   if (auto errors = engine.start(); !errors.empty())
     return error = QString::fromStdString("the engine could not start: " + errors.front().path + ": " + errors.front().message), written;
   engine.set_sample_interval_ms(opts.sample_ms);
@@ -159,11 +179,22 @@ QStringList take_screenshots(const control::Config& cfg, const ScreenshotOptions
     wait_for([&] { return !probes.busy() && probes.find(opts.probe); }, attach_timeout_ms);
     window.toggle_load();
     run_for(opts.load_s);
+    sys::CpuHog hog;
+    // Above the machine's other work where allowed (a busy machine hides a hog of its weight).
+    const int nice = geteuid() == 0 ? hog_nice : 0;
+    if (hog_phase && hog.start({.cpus = {hog_cpu}, .load_pct = opts.hog_load_pct, .nice = nice}).empty()) {
+      const nlohmann::json detail = {{"name", "CPU " + std::to_string(hog_cpu) + " at " + std::to_string(opts.hog_load_pct) + " %"},
+                                     {"cpus", {hog_cpu}}, {"load_pct", opts.hog_load_pct}, {"nice", nice}};
+      engine.record_event("hog", detail.dump());  // a marker on the plots
+      run_for(opts.load_s);
+    }
     auto& tuning = window.tuning()->model();
     tuning.set_value(field("threading.mode"), opts.switch_to);
     tuning.set_value(field("threading.threads"), 1);
+    if (hog_phase) tuning.set_value(field("threading.cpumask"), other_cpus(online, hog_cpu));
     tuning.apply();
     run_for(opts.load_s);
+    hog.stop();
     // The panels that answer once (probes.list loads every probe to judge it; steering.get reads
     // /proc and /sys): pictured with their answer, also on a loaded machine.
     wait_for([&] { return !probes.busy() && (!probes.rows().empty() || !probes.unavailable().isEmpty()); }, attach_timeout_ms);

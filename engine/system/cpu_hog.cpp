@@ -1,5 +1,6 @@
 #include "engine/system/cpu_hog.hpp"
 
+#include <sys/resource.h>
 #include <time.h>
 
 #include <cerrno>
@@ -15,6 +16,7 @@ namespace {
 constexpr unsigned min_period_us = 1000;       // below this, wake-up latency is the duty cycle
 constexpr unsigned max_period_us = 10'000'000;
 constexpr uint64_t ns_per_us = 1000;
+constexpr int min_nice = -20, max_nice = 19;
 
 uint64_t clock_ns(clockid_t clock) {
   timespec t{};
@@ -34,7 +36,7 @@ struct CpuHog::Thread {
   unsigned cpu = 0;
   std::atomic<int> tid{0};
   std::atomic<bool> ready{false};
-  std::string pin_error;  // set before ready
+  std::string pin_error;  // pinning or the nice value failed; set before ready
   uint64_t start_ns = 0;  // CLOCK_MONOTONIC, set before ready
   clockid_t cpu_clock{};
   std::thread thread;
@@ -66,6 +68,7 @@ CpuHog::~CpuHog() { stop(); }
 std::string CpuHog::check(const HogSpec& spec) {
   if (spec.cpus.empty()) return "no CPUs given";
   if (spec.load_pct > 100) return "load " + std::to_string(spec.load_pct) + " % is above 100";
+  if (spec.nice < min_nice || spec.nice > max_nice) return "nice " + std::to_string(spec.nice) + " out of range (-20..19)";
   if (spec.period_us < min_period_us || spec.period_us > max_period_us)
     return "period " + std::to_string(spec.period_us) + " µs out of range (" + std::to_string(min_period_us) + ".." +
            std::to_string(max_period_us) + ")";
@@ -86,6 +89,9 @@ std::string CpuHog::start(const HogSpec& spec) {
     Thread* raw = t.get();
     t->thread = std::thread([this, raw] {
       raw->pin_error = pin_current_thread({raw->cpu});
+      // PRIO_PROCESS with 0 is the calling thread on Linux (nice is per thread there).
+      if (raw->pin_error.empty() && _spec.nice != 0 && setpriority(PRIO_PROCESS, 0, _spec.nice) != 0)
+        raw->pin_error = "nice " + std::to_string(_spec.nice) + ": " + std::strerror(errno);
       raw->tid.store(current_tid());
       pthread_getcpuclockid(pthread_self(), &raw->cpu_clock);
       pthread_setname_np(pthread_self(), ("nvmetune-hog" + std::to_string(raw->cpu)).substr(0, 15).c_str());

@@ -21,6 +21,10 @@ struct HogSpec {
   std::vector<unsigned> cpus;  // one thread pinned to each
   unsigned load_pct = 50;      // 0..100 of each CPU
   unsigned period_us = 10'000; // one busy + sleep cycle
+  // The threads' nice value (-20..19). Below 0 (CAP_SYS_NICE) the hog takes its share of a CPU
+  // whatever else already runs there: on a machine busy with other work, a hog of the same
+  // weight as that work hardly changes what the engine gets.
+  int nice = 0;
 };
 
 struct HogThreadStats {

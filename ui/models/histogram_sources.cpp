@@ -7,9 +7,17 @@
 
 namespace ui {
 
-std::vector<HistogramSource> histogram_sources(const stats::Snapshot& s) {
+std::vector<HistogramSource> histogram_sources(const stats::Snapshot& s, const HostInterval* host) {
   std::vector<HistogramSource> out;
   for (const auto& src : stats::latency_sources) out.push_back({src.key, src.title, src.span, s.total.*src.row});
+  // The host's view joins here rather than as a ProbeHistogram injected into the snapshot: a
+  // snapshot is what the engine's side measured (the store and the control socket carry it,
+  // probes' rates are drawn from it), while the host's histograms exist only in this process,
+  // for the load it runs. A source list is the one place that puts both side by side.
+  if (host) {
+    out.push_back({"host_read_latency", "Host (initiator) latency, reads", host_latency_span, host->read});
+    out.push_back({"host_write_latency", "Host (initiator) latency, writes", host_latency_span, host->write});
+  }
   // The running eBPF probes' histograms: each probe's total, then its labelled ones.
   for (const auto& p : s.probes) {
     const auto* kind = probes::find_probe_kind(p.source);

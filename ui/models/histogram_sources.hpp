@@ -1,12 +1,14 @@
 #pragma once
 // The latency histograms a snapshot carries, as data: a source is a name and a histogram, not
 // a widget. The histogram view and the heatmaps show whatever this returns: the engine's own
-// histograms, then those of the eBPF probes running beside it (Snapshot::probes).
+// histograms, the host's (the app's own load, when given), then those of the eBPF probes
+// running beside it (Snapshot::probes).
 #include <string>
 #include <vector>
 
 #include "engine/stats/histogram_data.hpp"
 #include "engine/stats/snapshot.hpp"
+#include "ui/models/host_latency.hpp"
 
 namespace ui {
 
@@ -18,9 +20,10 @@ struct HistogramSource {
 };
 
 // The engine totals' sources in stats::latency_sources' order (target latency, its stages, the
-// engine's own), then
-// each probe histogram of s in its order ("probe:runqlat", "probe:runqlat{tid=812,comm=...}").
-std::vector<HistogramSource> histogram_sources(const stats::Snapshot& s);
+// engine's own), then the host's reads and writes when host is given ("host_read_latency",
+// "host_write_latency"), then each probe histogram of s in its order ("probe:runqlat",
+// "probe:runqlat{tid=812,comm=...}").
+std::vector<HistogramSource> histogram_sources(const stats::Snapshot& s, const HostInterval* host = nullptr);
 // "probe:wqlat" (the probe's total) or "probe:wqlat{wq=nvmet_tcp_wq}".
 std::string probe_source_name(const std::string& probe, const std::string& labels);
 

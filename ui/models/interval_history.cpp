@@ -10,6 +10,7 @@
 #include <map>
 
 #include "engine/stats/cpu_split.hpp"
+#include "engine/stats/stage_breakdown.hpp"
 
 namespace ui {
 
@@ -35,7 +36,8 @@ QVariant IntervalHistory::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || index.row() >= rowCount()) return {};
   const IntervalRow& r = _rows[static_cast<size_t>(index.row())];
   const double values[column_count] = {r.time_s, 0, r.read_iops, r.write_iops, r.read_mib_s, r.write_mib_s,
-                                       r.p50_us, r.p99_us, r.p999_us, r.queue_wait_p99_us, double(r.queues)};
+                                       r.p50_us, r.p99_us, r.p999_us, r.host_p50_us, r.host_p99_us, r.host_p999_us,
+                                       r.queue_wait_p99_us, double(r.queues)};
   const int c = index.column();
   if (role == value_role) return c == mode_column ? QVariant(QString::fromStdString(r.mode)) : QVariant(values[c]);
   if (role == Qt::TextAlignmentRole) return c == mode_column ? Qt::AlignLeft : Qt::AlignRight;
@@ -47,7 +49,8 @@ QVariant IntervalHistory::data(const QModelIndex& index, int role) const {
 
 QVariant IntervalHistory::headerData(int section, Qt::Orientation orientation, int role) const {
   static const char* names[column_count] = {"time", "mode", "read IOPS", "write IOPS", "read MiB/s", "write MiB/s",
-                                            "p50 us", "p99 us", "p99.9 us", "queue wait p99 us", "queues"};
+                                            "target p50 us", "target p99 us", "target p99.9 us", "host p50 us",
+                                            "host p99 us", "host p99.9 us", "queue wait p99 us", "queues"};
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole || section < 0 || section >= column_count) return {};
   return names[section];
 }
@@ -67,7 +70,39 @@ std::vector<std::pair<std::string, double>> cpu_irq_rates(const std::vector<stat
   return out;
 }
 
-BuiltRow build_row(const stats::Snapshot& s) {
+namespace {
+
+struct Percentiles {
+  double p50_us, p99_us, p999_us;
+};
+
+Percentiles percentiles_us(const stats::HistogramData& h) {
+  return {h.percentile(50) / ns_per_us, h.percentile(99) / ns_per_us, h.percentile(99.9) / ns_per_us};
+}
+
+void add_latency(IntervalRow& r, const stats::Snapshot& s, const HostInterval* host) {
+  stats::HistogramData target = s.total.target_read_latency;
+  target.merge(s.total.target_write_latency);
+  const auto t = percentiles_us(target);
+  r.p50_us = t.p50_us, r.p99_us = t.p99_us, r.p999_us = t.p999_us;
+  r.target_commands = target.count;
+  const auto b = stats::stage_breakdown(s.total);
+  r.target_mean_us = b.target_mean_ns / ns_per_us;
+  for (const auto& f : b.stages) {
+    r.stage_share_us.push_back(f.share_ns / ns_per_us);
+    r.stage_p99_us.push_back(f.p99_ns / ns_per_us);
+  }
+  if (!host) return;
+  stats::HistogramData ios = host->read;
+  ios.merge(host->write);
+  const auto p = percentiles_us(ios);
+  r.host_p50_us = p.p50_us, r.host_p99_us = p.p99_us, r.host_p999_us = p.p999_us;
+  r.host_ios = ios.count;
+}
+
+}  // namespace
+
+BuiltRow build_row(const stats::Snapshot& s, const HostInterval* host) {
   BuiltRow b;
   IntervalRow& r = b.row;
   r.seq = s.seq;
@@ -79,12 +114,7 @@ BuiltRow build_row(const stats::Snapshot& s) {
   r.write_iops = static_cast<double>(s.total.write_latency.count) / secs;
   r.read_mib_s = static_cast<double>(s.total.read_bytes) / bytes_per_mib / secs;
   r.write_mib_s = static_cast<double>(s.total.write_bytes) / bytes_per_mib / secs;
-  stats::HistogramData all = s.total.read_latency;
-  all.merge(s.total.write_latency);
-  all.merge(s.total.other_latency);
-  r.p50_us = all.percentile(50) / ns_per_us;
-  r.p99_us = all.percentile(99) / ns_per_us;
-  r.p999_us = all.percentile(99.9) / ns_per_us;
+  add_latency(r, s, host);
   r.queue_wait_p99_us = s.total.queue_wait.percentile(99) / ns_per_us;
   r.commands = s.total.commands;
   r.queues = static_cast<int>(std::count_if(s.queues.begin(), s.queues.end(), [](const stats::QueueRow& q) { return q.qid != 0; }));
@@ -96,7 +126,7 @@ BuiltRow build_row(const stats::Snapshot& s) {
   for (const auto& p : s.probes)
     if (p.labels.empty()) r.probe_rates.emplace_back(p.source, static_cast<double>(p.hist.count) / secs);
   r.cpu_irq_rates = cpu_irq_rates(s.probe_counters, secs);
-  b.sources = histogram_sources(s);
+  b.sources = histogram_sources(s, host);
   for (const auto& src : b.sources) b.log2.push_back(log2_us_rows(src.hist));
   return b;
 }
@@ -116,9 +146,9 @@ IntervalRow IntervalHistory::adopt(BuiltRow built) {
   return r;
 }
 
-void IntervalHistory::add_snapshot(const stats::Snapshot& s) {
+void IntervalHistory::add_snapshot(const stats::Snapshot& s, const HostInterval* host) {
   if (!_rows.empty() && (s.seq == _rows.back().seq || static_cast<double>(s.time_ns) / ns_per_s <= _rows.back().time_s)) return;
-  BuiltRow built = build_row(s);
+  BuiltRow built = build_row(s, host);
   _current = built.sources;
   auto row = adopt(std::move(built));
   const int at = static_cast<int>(_rows.size());

@@ -2,8 +2,9 @@
 // ui::IntervalHistory: one row per sampler interval the session delivered (live, or read back
 // from the store), oldest first; what the dashboard's time plots and the heatmaps draw.
 //
-// Columns (Column enum): time, mode, read/write IOPS, read/write MiB/s, command latency
-// p50/p99/p99.9 (all opcodes, us), queue-wait p99 (us), connected queues.
+// Columns (Column enum): time, mode, read/write IOPS, read/write MiB/s, target latency
+// p50/p99/p99.9 (reads and writes, us), host latency p50/p99/p99.9 (the app's own load, us),
+// queue-wait p99 (us), connected queues.
 // Roles:
 //   Qt::DisplayRole  formatted text
 //   value_role       the raw number (double; time in seconds since the epoch)
@@ -34,7 +35,17 @@ struct IntervalRow {
   double length_s = 0;
   std::string mode;
   double read_iops = 0, write_iops = 0, read_mib_s = 0, write_mib_s = 0;
-  double p50_us = 0, p99_us = 0, p999_us = 0;  // command latency, every opcode
+  // Target latency (stats::latency_sources: kernel arrival stamp -> response handed to the
+  // socket) of reads and writes together: what the host's reads and writes are compared with.
+  double p50_us = 0, p99_us = 0, p999_us = 0;
+  uint64_t target_commands = 0;  // reads and writes with a target latency (0: no latency figures)
+  // The app's own load as its initiator saw it over the interval (host_latency.hpp).
+  double host_p50_us = 0, host_p99_us = 0, host_p999_us = 0;
+  uint64_t host_ios = 0;  // 0: no load of the app's own, no host figures
+  // Where the target's time went (stats::stage_breakdown): per stage, in latency_sources' order,
+  // its mean share per command and its p99; the shares add up to target_mean_us.
+  double target_mean_us = 0;
+  std::vector<double> stage_share_us, stage_p99_us;
   double queue_wait_p99_us = 0;
   int queues = 0;
   uint64_t commands = 0;
@@ -53,7 +64,8 @@ struct BuiltRow {
   std::vector<HistogramSource> sources;  // histograms cleared of counts: names and titles
   std::vector<std::vector<uint64_t>> log2;
 };
-BuiltRow build_row(const stats::Snapshot& s);
+// host: the app's own load over the same interval (nullptr: none, as for stored intervals).
+BuiltRow build_row(const stats::Snapshot& s, const HostInterval* host = nullptr);
 
 class IntervalHistory : public QAbstractTableModel {
   Q_OBJECT
@@ -61,7 +73,8 @@ class IntervalHistory : public QAbstractTableModel {
  public:
   enum Column {
     time_column, mode_column, read_iops_column, write_iops_column, read_mib_column, write_mib_column,
-    p50_column, p99_column, p999_column, queue_wait_column, queues_column, column_count
+    p50_column, p99_column, p999_column, host_p50_column, host_p99_column, host_p999_column, queue_wait_column,
+    queues_column, column_count
   };
   enum Role { value_role = Qt::UserRole + 1 };
   static constexpr size_t max_rows = 7 * 24 * 3600;  // a week of 1 s intervals
@@ -86,8 +99,9 @@ class IntervalHistory : public QAbstractTableModel {
 
 
  public slots:
-  // A live interval: appended (an interval already held, by seq and time, is ignored).
-  void add_snapshot(const stats::Snapshot& s);
+  // A live interval, with the app's own load's view of it when given: appended (an interval
+  // already held, by seq and time, is ignored).
+  void add_snapshot(const stats::Snapshot& s, const ui::HostInterval* host = nullptr);
   // Intervals read back from the store: those older than the oldest row are put in front.
   // The rows are built on a pool thread (an hour of intervals is a lot of percentiles); only
   // the insertion runs on this object's thread. history_added() follows.

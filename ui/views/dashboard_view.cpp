@@ -12,6 +12,7 @@
 #include "ui/models/event_model.hpp"
 #include "ui/models/interval_history.hpp"
 #include "ui/views/plot_style.hpp"
+#include "ui/views/stage_panel.hpp"
 
 namespace ui {
 
@@ -28,8 +29,30 @@ constexpr double min_log_rate = 1;  // the probe-rate axis' floor, events/s
 constexpr double marker_label_top = 0.3;    // below the legend
 constexpr int marker_label_gap_px = 3;       // between a marker line and its label
 
-const char* panel_titles[DashboardView::panel_count] = {"IOPS", "MiB/s", "latency (us)", "CPU % of one core",
-                                                        "probe events/s", "queues"};
+const char* panel_titles[DashboardView::panel_count] = {"IOPS", "MiB/s", "latency (µs)", "by stage (µs)",
+                                                        "CPU % of one core", "probe events/s", "queues"};
+constexpr double caption_font_scale = 0.85;
+constexpr int caption_min_width_px = 1;  // any width: not the text's
+constexpr double caption_stretch = 0.01;  // the caption's row takes its text's height, no more
+// Percentile lines: one hue per percentile, the target's and the host's paler beside it (a pen
+// style other than solid draws paler: add_graph).
+struct PercentileLine {
+  const char* name;
+  int color;
+};
+constexpr PercentileLine percentile_lines[] = {{"p50", 2}, {"p99", 1}, {"p99.9", 3}};
+// Row heights: the latency and its stages are what an operator watches; counts need less.
+double panel_stretch(int p) {
+  switch (p) {
+    case DashboardView::latency_panel: return 1.6;
+    case DashboardView::stages_panel: return 1.2;
+    case DashboardView::queues_panel:
+    case DashboardView::probes_panel: return 0.6;
+    default: return 1.0;
+  }
+}
+// Log panels: room above the data for the legend, which sits at the top (x of the largest value).
+constexpr double log_headroom[DashboardView::panel_count] = {2, 2, 8, 2, 2, 2, 2};
 
 }  // namespace
 
@@ -60,14 +83,29 @@ DashboardView::DashboardView(IntervalHistory& history, EventModel& events, QWidg
   rebuild();
 }
 
+DashboardView::~DashboardView() = default;
+
 void DashboardView::build_panels() {
   _plot->plotLayout()->clear();
+  int row = 0;
   auto* margins = new QCPMarginGroup(_plot);
   QSharedPointer<QCPAxisTickerDateTime> time_ticker(new QCPAxisTickerDateTime);
   time_ticker->setDateTimeFormat("hh:mm:ss");
   for (int p = 0; p < panel_count; ++p) {
+    if (p == latency_panel) {
+      _caption = new QCPTextElement(_plot, StagePanel::caption());
+      QFont f = _caption->font();
+      f.setPointSizeF(f.pointSizeF() * caption_font_scale);
+      _caption->setFont(f);
+      // Its text's width must not become the window's minimum width (QCustomPlot's minimum
+      // size is its layout's); at the window sizes the app opens with, it fits.
+      _caption->setMinimumSize(caption_min_width_px, 0);
+      _plot->plotLayout()->addElement(row, 0, _caption);
+      _plot->plotLayout()->setRowStretchFactor(row++, caption_stretch);
+    }
     auto* rect = new QCPAxisRect(_plot);
-    _plot->plotLayout()->addElement(p, 0, rect);
+    _plot->plotLayout()->addElement(row, 0, rect);
+    _plot->plotLayout()->setRowStretchFactor(row++, panel_stretch(p));
     rect->setMarginGroup(QCP::msLeft | QCP::msRight, margins);
     rect->setRangeDrag(Qt::Horizontal);
     rect->setRangeZoom(Qt::Horizontal);
@@ -93,8 +131,6 @@ void DashboardView::build_panels() {
             });
   }
   _plot->plotLayout()->setRowSpacing(2);
-  for (int p = 0; p < panel_count; ++p)
-    _plot->plotLayout()->setRowStretchFactor(p, p == queues_panel || p == probes_panel ? 0.6 : 1.0);
   // Latencies and probe rates span decades: log axes.
   for (Panel p : {latency_panel, probes_panel}) {
     auto* axis = _rects[p]->axis(QCPAxis::atLeft);
@@ -110,10 +146,11 @@ void DashboardView::build_panels() {
   add_graph(iops_panel, "write IOPS", 1);
   add_graph(mib_panel, "read MiB/s", 0);
   add_graph(mib_panel, "write MiB/s", 1);
-  add_graph(latency_panel, "p50", 2);
-  add_graph(latency_panel, "p99", 1);
-  add_graph(latency_panel, "p99.9", 3);
-  add_graph(latency_panel, "queue wait p99", 4, Qt::DashLine);
+  for (const char* who : {"target ", "host "})
+    for (const auto& line : percentile_lines)
+      add_graph(latency_panel, who + QString(line.name), line.color, *who == 'h' ? Qt::DashLine : Qt::SolidLine);
+  _stages = std::make_unique<StagePanel>(_rects[stages_panel]);
+  for (auto* band : _stages->bands()) _graphs[band->name()] = band;
   add_graph(queues_panel, "connected queues", 9);
   style_plot(_plot);
 }
@@ -154,12 +191,18 @@ void DashboardView::add_row(const IntervalRow& r, Points* batch) {
   add(_graphs["read MiB/s"], t, r.read_mib_s);
   add(_graphs["write MiB/s"], t, r.write_mib_s);
   const auto lat = [](double us) { return std::max(us, min_log_us); };
-  if (r.commands) {  // no commands: no latency, a gap rather than a fake floor
-    add(_graphs["p50"], t, lat(r.p50_us));
-    add(_graphs["p99"], t, lat(r.p99_us));
-    add(_graphs["p99.9"], t, lat(r.p999_us));
-    add(_graphs["queue wait p99"], t, lat(r.queue_wait_p99_us));
+  // No commands: no latency, a gap rather than a fake floor.
+  if (r.target_commands) {
+    add(_graphs["target p50"], t, lat(r.p50_us));
+    add(_graphs["target p99"], t, lat(r.p99_us));
+    add(_graphs["target p99.9"], t, lat(r.p999_us));
   }
+  if (r.host_ios) {
+    add(_graphs["host p50"], t, lat(r.host_p50_us));
+    add(_graphs["host p99"], t, lat(r.host_p99_us));
+    add(_graphs["host p99.9"], t, lat(r.host_p999_us));
+  }
+  for (const auto& [band, top] : _stages->points(r)) add(band, t, top);
   add(_graphs["connected queues"], t, r.queues);
   for (const auto& w : r.workers) {
     const QString busy = QString::fromStdString(w.name) + " busy";
@@ -287,7 +330,7 @@ void DashboardView::follow() {
         auto r = g->getValueRange(found, QCP::sdBoth, QCPRange(from, last + 1));
         if (found) lo = std::min(lo, r.lower), hi = std::max(hi, r.upper);
       }
-      if (hi > 0) _rects[p]->axis(QCPAxis::atLeft)->setRange(std::max(floor, lo / 2), hi * 2);
+      if (hi > 0) _rects[p]->axis(QCPAxis::atLeft)->setRange(std::max(floor, lo / 2), hi * log_headroom[p]);
       else _rects[p]->axis(QCPAxis::atLeft)->setRange(floor, floor * 1000);
       continue;
     }
@@ -327,19 +370,32 @@ bool DashboardView::eventFilter(QObject* watched, QEvent* event) {
   if (watched == _plot) {
     if (event->type() == QEvent::PaletteChange) restyle();  // the plot's own palette is the new one now
     if (event->type() == QEvent::Wheel || event->type() == QEvent::MouseButtonPress) set_following(false);
-    if (event->type() == QEvent::MouseMove) show_marker_tooltip(static_cast<QMouseEvent*>(event));
+    if (event->type() == QEvent::MouseMove) show_tooltip(static_cast<QMouseEvent*>(event));
   }
   return QWidget::eventFilter(watched, event);
 }
 
-void DashboardView::show_marker_tooltip(QMouseEvent* e) {
-  const QPointF pos = e->position();
+QString DashboardView::tooltip_at(QPointF pos) const {
   QCPAxis* x = _rects[0]->axis(QCPAxis::atBottom);
   QStringList tips;
   for (const auto& [t, tip] : _marker_tips)
     if (std::abs(x->coordToPixel(t) - pos.x()) <= marker_hover_px) tips << tip;
-  if (tips.isEmpty()) return QToolTip::hideText();
-  QToolTip::showText(e->globalPosition().toPoint(), tips.join("\n\n"), _plot);
+  if (!tips.isEmpty()) return tips.join("\n\n");
+  const bool on_caption = _caption->outerRect().contains(pos.toPoint());
+  const bool on_latency = on_caption || _rects[latency_panel]->rect().contains(pos.toPoint()) ||
+                          _rects[stages_panel]->rect().contains(pos.toPoint());
+  if (!on_latency) return {};
+  QString text = StagePanel::explanation();
+  // The interval under the pointer: the first that ends at or after its time.
+  const auto first = _history.rows_between(x->pixelToCoord(pos.x()), 1e300).first;
+  if (!on_caption && first < _history.size()) text = StagePanel::interval_text(_history.row(first)) + "\n\n" + text;
+  return text;
+}
+
+void DashboardView::show_tooltip(QMouseEvent* e) {
+  const QString tip = tooltip_at(e->position());
+  if (tip.isEmpty()) return QToolTip::hideText();
+  QToolTip::showText(e->globalPosition().toPoint(), tip, _plot);
 }
 
 }  // namespace ui

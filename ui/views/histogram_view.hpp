@@ -54,7 +54,7 @@ class HistogramView : public QWidget {
   QCustomPlot* _heat_plot = nullptr;
   QCPBars* _bars = nullptr;
   QCPColorMap* _heatmap = nullptr;
-  std::string _source = "read_latency";
+  std::string _source = "target_read_latency";
   double _window_s = 5 * 60;
   std::pair<size_t, size_t> _heat_rows{0, 0};
 };
