@@ -39,6 +39,7 @@ JSON
     >"$out_dir/serve.out" 2>"$out_dir/serve.err" &
   spid=$!
   for _ in $(seq 300); do grep -qx "nvmetune: ready" "$out_dir/serve.out" 2>/dev/null && break; sleep 0.1; done
+  t0=$(date +%s.%N)  # about the run's start (recording begins with serve)
   port=$(sed -n 's/^nvmetune: listening on tcp 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$out_dir/serve.out" | head -1)
   [ -n "$port" ] || { echo "serve did not start" >&2; cat "$out_dir/serve.err" >&2; exit 1; }
   remote="trtype:tcp traddr:127.0.0.1 trsvcid:$port subnqn:$nqn"
@@ -57,8 +58,10 @@ JSON
   sleep 1.2
   kill "$spid"; wait "$spid" 2>/dev/null; spid=
   run=$("$bin" db --db "$db" runs 2>/dev/null | awk 'NR>1 && $1 ~ /^[0-9]+$/ {r=$1} END {print r}')
-  for src in target_read_latency read_latency queue_wait stage_scheduling stage_queue stage_receive backend_latency stage_send; do
-    "$bin" db --db "$db" percentiles "$run" --source "$src" >"$out_dir/$load.$src.txt" 2>/dev/null
+  for src in target_read_latency target_write_latency target_other_latency read_latency queue_wait stage_scheduling stage_queue stage_receive backend_latency stage_send; do
+    # Only the measured window: the stages also timed the 1 GiB write that filled the namespace.
+    "$bin" db --db "$db" percentiles "$run" --source "$src" --from "$(echo "$from - $t0" | bc -l)" \
+      >"$out_dir/$load.$src.txt" 2>/dev/null
   done
   python3 - "$out_dir" "$load" <<'PY'
 import json, os, sys
@@ -73,7 +76,7 @@ def eng(src):  # `db percentiles` prints "key value" lines, in us
 def pcts(j, keys):
     return "/".join(f"{j.get(k, 0):.2f}" for k in keys) if j else "-"
 t, e, q = eng("target_read_latency"), eng("read_latency"), eng("queue_wait")
-n = t.get("count", 0) if t else 0
+n = sum((eng(s) or {}).get("count", 0) for s in ("target_read_latency", "target_write_latency", "target_other_latency"))
 shares = []
 for s in ("stage_scheduling", "stage_queue", "stage_receive", "backend_latency", "stage_send"):
     j = eng(s)
