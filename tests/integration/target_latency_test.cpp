@@ -184,7 +184,13 @@ TEST(TargetLatencyStages, AWorkerHeldOffItsCpuShowsInTheSchedulingStage) {
     const auto r = initiator::run_load(load_on(e, c, 1, 1.5));
     ASSERT_TRUE(r.clean()) << r.error << r.failure;
     t = rec.stop();
-    std::printf("host read p50 %.1f us, p99 %.1f us\n", r.read.h.percentile(50) / 1e3, r.read.h.percentile(99) / 1e3);
+    std::printf("host read p50 %.1f us, p99 %.1f us, max %.1f us\n", r.read.h.percentile(50) / 1e3,
+                r.read.h.percentile(99) / 1e3, r.read.h.max_ns / 1e3);
+    // The premise, seen from the host: some of its reads waited milliseconds. Once in a full
+    // CI run the spinner held nothing off (21k IOPS, host p99 59 us: the same as without it);
+    // the engine is not what this checks then, and saying so beats a verdict on nothing.
+    if (r.read.h.max_ns < 2'000'000)
+      GTEST_SKIP() << "the real-time spinner held nothing off (host max " << r.read.h.max_ns / 1000 << " us)";
   }
   print_stages("worker held off its CPU 8 ms of every 16", t);
   const auto b = stats::stage_breakdown(t);
