@@ -23,6 +23,7 @@
 #include "engine/control/engine.hpp"
 #include "engine/control/executor_factory.hpp"
 #include "engine/initiator/load_generator.hpp"
+#include "engine/stats/histogram_layout.hpp"
 #include "engine/stats/latency_sources.hpp"
 #include "engine/stats/registry.hpp"
 #include "engine/stats/stage_breakdown.hpp"
@@ -103,6 +104,13 @@ void print_stages(const char* what, const stats::QueueRow& t) {
   std::printf("\n");
 }
 
+// Samples of h at or above ns (to the bucket holding ns).
+uint64_t count_at_least(const stats::HistogramData& h, uint64_t ns) {
+  uint64_t n = 0;
+  for (size_t i = stats::histogram_layout::bucket_of(ns); i < h.counts.size(); ++i) n += h.counts[i];
+  return n;
+}
+
 double share_of(const stats::StageBreakdown& b, const char* key) {
   for (const auto& f : b.stages)
     if (std::string_view(f.source->key) == key) return f.share_ns;
@@ -178,6 +186,7 @@ TEST(TargetLatencyStages, AWorkerHeldOffItsCpuShowsInTheSchedulingStage) {
   e.set_sample_interval_ms(100);
   TotalsRecorder rec(e);
   stats::QueueRow t;
+  uint64_t host_delayed = 0;
   {
     RealtimeSpinner spin(c.engine, std::chrono::microseconds(8000), std::chrono::microseconds(16000));
     ASSERT_TRUE(spin.realtime()) << "SCHED_FIFO refused: this test needs root (CAP_SYS_NICE)";
@@ -186,24 +195,23 @@ TEST(TargetLatencyStages, AWorkerHeldOffItsCpuShowsInTheSchedulingStage) {
     t = rec.stop();
     std::printf("host read p50 %.1f us, p99 %.1f us, max %.1f us\n", r.read.h.percentile(50) / 1e3,
                 r.read.h.percentile(99) / 1e3, r.read.h.max_ns / 1e3);
-    // The premise, seen from the host: some of its reads waited milliseconds. Once in a full
-    // CI run the spinner held nothing off (21k IOPS, host p99 59 us: the same as without it);
-    // the engine is not what this checks then, and saying so beats a verdict on nothing.
-    if (r.read.h.max_ns < 2'000'000)
-      GTEST_SKIP() << "the real-time spinner held nothing off (host max " << r.read.h.max_ns / 1000 << " us)";
+    host_delayed = count_at_least(r.read.h, 2'000'000);
+    std::printf("host reads that waited >= 2 ms: %llu\n", static_cast<unsigned long long>(host_delayed));
   }
   print_stages("worker held off its CPU 8 ms of every 16", t);
   const auto b = stats::stage_breakdown(t);
   ASSERT_GT(b.commands, 20u);
-  // At qd1 one command per spin (of ~8 ms) arrives while the spinner runs and waits for it to
-  // stop; the hundreds between spins do not: about 1 % of commands wait milliseconds. A stage
-  // measured from the engine's readiness could not see that wait; this one must hold it, and
-  // it must be where most of the time went (the spinner may also preempt a pass under way,
-  // which the receive and send stages then show).
-  EXPECT_GE(t.stage_scheduling.percentile(99.9), 2e6);
+  // At qd1 about one command per spin (of 8 ms) waits for the spinner; the thousands between
+  // spins do not. The host saw those waits (its reads of 2 ms or more: one per spin, ~95). The
+  // target latency must hold them, and the scheduling stage those that waited for a wake-up:
+  // measured 37-43 of 95. The spinner's timer preempts the worker at once, and a worker busy
+  // 40 % of the time at qd1 is often mid-pass then: the receive or send stage holds the rest.
+  // A stage measured from the engine's readiness, as before, saw none of them.
+  ASSERT_GE(host_delayed, 20u) << "the spinner held nothing off: the premise of this test failed";
+  EXPECT_GE(count_at_least(t.target_read_latency, 1'000'000), host_delayed * 8 / 10);
+  EXPECT_GE(count_at_least(t.stage_scheduling, 1'000'000), host_delayed / 5);
   EXPECT_GE(t.stage_scheduling.max_ns, 4'000'000u);
-  for (const char* other : {"stage_queue", "stage_receive", "backend_latency", "stage_send"})
-    EXPECT_LT(share_of(b, other), share_of(b, "stage_scheduling")) << other;
+  EXPECT_GT(share_of(b, "stage_scheduling"), 10 * share_of(b, "stage_queue"));
 }
 
 TEST(TargetLatencyStages, AHostDelayingItsDataShowsInTheDataWaitStageOnly) {
