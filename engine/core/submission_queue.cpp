@@ -182,10 +182,15 @@ void SubmissionQueue::record_latency(Request& req, const void* queue) {
   const uint64_t ns = end - req.start_ns;
   NVMT_USDT3(cmd_complete, queue, req.sqe.cid(), ns);
   if (!_lat) return;  // a Connect refused: the queue never got its histograms
+  by_opcode(req, _lat->read_latency, _lat->write_latency, _lat->other_latency).record(ns);
+}
+
+stats::Histogram& SubmissionQueue::by_opcode(const Request& req, stats::Histogram& read, stats::Histogram& write,
+                                             stats::Histogram& other) const {
+  if (_qid == 0) return other;
   const uint8_t op = req.sqe.opcode();
-  if (_qid != 0 && op == static_cast<uint8_t>(nvme::NvmOpcode::read)) _lat->read_latency.record(ns);
-  else if (_qid != 0 && op == static_cast<uint8_t>(nvme::NvmOpcode::write)) _lat->write_latency.record(ns);
-  else _lat->other_latency.record(ns);
+  if (op == static_cast<uint8_t>(nvme::NvmOpcode::read)) return read;
+  return op == static_cast<uint8_t>(nvme::NvmOpcode::write) ? write : other;
 }
 
 void SubmissionQueue::record_received(Request& req, uint64_t arrival_ns, const PassTimes& pass) {
@@ -208,13 +213,10 @@ void SubmissionQueue::record_data_wait(const Request& req, uint64_t now_ns) {
 
 void SubmissionQueue::record_sent(const Request& req, uint64_t now_ns) {
   if (!_lat || !req.arrival_ns || now_ns < req.arrival_ns) return;
-  const uint8_t op = req.sqe.opcode();
   // An AER waits, by design, until something happens (minutes): not a latency of the target's.
-  if (_qid == 0 && op == static_cast<uint8_t>(nvme::AdminOpcode::async_event_request)) return;
-  const uint64_t ns = now_ns - req.arrival_ns;
-  if (_qid != 0 && op == static_cast<uint8_t>(nvme::NvmOpcode::read)) _lat->target_read_latency.record(ns);
-  else if (_qid != 0 && op == static_cast<uint8_t>(nvme::NvmOpcode::write)) _lat->target_write_latency.record(ns);
-  else _lat->target_other_latency.record(ns);
+  if (_qid == 0 && req.sqe.opcode() == static_cast<uint8_t>(nvme::AdminOpcode::async_event_request)) return;
+  by_opcode(req, _lat->target_read_latency, _lat->target_write_latency, _lat->target_other_latency)
+      .record(now_ns - req.arrival_ns);
   if (req.completed_ns >= req.arrival_ns && req.completed_ns <= now_ns) _lat->stage_send.record(now_ns - req.completed_ns);
 }
 

@@ -97,6 +97,9 @@ class SubmissionQueue {
 
  private:
   void fill_cqe(Request& req, nvme::Status st);
+  // The read, write or other histogram of the pair the command's opcode and queue pick.
+  stats::Histogram& by_opcode(const Request& req, stats::Histogram& read, stats::Histogram& write,
+                              stats::Histogram& other) const;
   void advance_sqhd() {
     if (_sqsize) _sqhd = static_cast<uint16_t>((_sqhd + 1) % _sqsize);
   }

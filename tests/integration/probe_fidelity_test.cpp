@@ -36,6 +36,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/busy_threads.hpp"
 #include "probes/bpf_support.hpp"
 #include "probes/probe_catalog.hpp"
 #include "support/loop_device.hpp"
@@ -70,38 +71,17 @@ uint64_t counter_sum(const probes::ProbeData& d, const std::string& name, const 
   return n;
 }
 
-void pin(int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  pthread_setaffinity_np(pthread_self(), sizeof set, &set);
-}
-
 int last_cpu() { return std::max(0, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)) - 1); }
 
-// Busy threads, `per_cpu` on each online CPU, until destroyed: "high load".
-class Hogs {
- public:
-  explicit Hogs(int per_cpu, int only_cpu = -1) {
-    for (int cpu = 0; cpu <= last_cpu(); ++cpu) {
-      if (only_cpu >= 0 && cpu != only_cpu) continue;
-      for (int i = 0; i < per_cpu; ++i)
-        _threads.emplace_back([this, cpu] {
-          pin(cpu);
-          while (!_stop.load(std::memory_order_relaxed)) {
-          }
-        });
-    }
-  }
-  ~Hogs() {
-    _stop = true;
-    for (auto& t : _threads) t.join();
-  }
+using test_support::pin_this_thread;
 
- private:
-  std::atomic<bool> _stop{false};
-  std::vector<std::thread> _threads;
-};
+// The CPUs to load: every online one, or only_cpu alone.
+std::vector<int> hog_cpus(int only_cpu = -1) {
+  if (only_cpu >= 0) return {only_cpu};
+  std::vector<int> all;
+  for (int cpu = 0; cpu <= last_cpu(); ++cpu) all.push_back(cpu);
+  return all;
+}
 
 // The kernel's counters on both sides of a collect(): `before` read just before the interval's
 // opening collect() and `after` just after its closing one bound the events the probe may
@@ -142,7 +122,7 @@ struct Worker {
 Worker run_worker(int cpu, std::chrono::milliseconds d) {
   Worker w;
   std::thread t([&] {
-    pin(cpu);
+    pin_this_thread(cpu);
     w.tid = static_cast<int>(syscall(SYS_gettid));
     const auto end = Clock::now() + d;
     while (Clock::now() < end) {
@@ -165,7 +145,7 @@ void check_runqlat(bool contended) {
   const int cpu = last_cpu();
   Worker w;
   {
-    std::unique_ptr<Hogs> hogs = contended ? std::make_unique<Hogs>(1, cpu) : nullptr;
+    auto hogs = contended ? std::make_unique<test_support::BusyThreads>(hog_cpus(cpu), 1) : nullptr;
     w = run_worker(cpu, 1500ms);
   }
   const probes::ProbeData d = probe->collect();
@@ -432,7 +412,7 @@ void check_wqlat(bool loaded) {
   probe->collect();
   constexpr int rings = 1000;
   {
-    std::unique_ptr<Hogs> hogs = loaded ? std::make_unique<Hogs>(2) : nullptr;
+    auto hogs = loaded ? std::make_unique<test_support::BusyThreads>(hog_cpus(), 2) : nullptr;
     for (int i = 0; i < rings; ++i) {
       io_uring_params params{};
       const int fd = static_cast<int>(syscall(__NR_io_uring_setup, 4, &params));
@@ -475,7 +455,7 @@ void check_socklat(bool loaded) {
   constexpr int rounds = 3000;
   probe->collect();
   {
-    std::unique_ptr<Hogs> hogs = loaded ? std::make_unique<Hogs>(1) : nullptr;
+    auto hogs = loaded ? std::make_unique<test_support::BusyThreads>(hog_cpus(), 1) : nullptr;
     char b[64] = {};
     iovec iov{b, sizeof b};
     msghdr m{};

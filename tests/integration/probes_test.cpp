@@ -24,6 +24,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/busy_threads.hpp"
 #include "probes/bpf_maps.hpp"
 #include "probes/bpf_support.hpp"
 #include "probes/probe_catalog.hpp"
@@ -81,13 +82,6 @@ uint64_t thread_count(const probes::ProbeData& d, int tid) {
 
 int gettid_() { return static_cast<int>(syscall(SYS_gettid)); }
 
-void pin(int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  pthread_setaffinity_np(pthread_self(), sizeof set, &set);
-}
-
 void spin_for(std::chrono::microseconds d) {
   const auto end = std::chrono::steady_clock::now() + d;
   while (std::chrono::steady_clock::now() < end) {
@@ -104,27 +98,6 @@ Schedstat schedstat(int tid) {
   return s;
 }
 
-// Busy threads pinned to one CPU until destroyed.
-class Hogs {
- public:
-  Hogs(int n, int cpu) {
-    for (int i = 0; i < n; ++i)
-      _threads.emplace_back([this, cpu] {
-        pin(cpu);
-        while (!_stop.load(std::memory_order_relaxed)) {
-        }
-      });
-  }
-  ~Hogs() {
-    _stop = true;
-    for (auto& t : _threads) t.join();
-  }
-
- private:
-  std::atomic<bool> _stop{false};
-  std::vector<std::thread> _threads;
-};
-
 // A thread on `cpu` alternating 1 ms of work and a short sleep for `d`: it waits on the run
 // queue after every wakeup when hogs share its CPU. Returns its tid and schedstat delta.
 struct WorkerResult {
@@ -134,7 +107,7 @@ struct WorkerResult {
 WorkerResult run_worker(int cpu, std::chrono::milliseconds d) {
   WorkerResult r;
   std::thread t([&] {
-    pin(cpu);
+    test_support::pin_this_thread(cpu);
     r.tid = gettid_();
     const Schedstat before = schedstat(r.tid);
     const auto end = std::chrono::steady_clock::now() + d;
@@ -156,7 +129,7 @@ TEST(ProbesTest, RunqlatAgreesWithSchedstatUnderContention) {
   probe->collect();  // start from an empty interval
   WorkerResult w;
   {
-    Hogs hogs(2, 0);
+    test_support::BusyThreads hogs({0}, 2);
     w = run_worker(0, 1500ms);
   }
   const probes::ProbeData d = probe->collect();

@@ -99,15 +99,9 @@ TEST(ArrivalStamp, RecvmsgCarriesTheSegmentsArrivalNotTheRead) {
   const uint64_t arrived_by = realtime_ns();
   std::this_thread::sleep_for(std::chrono::milliseconds(30));  // the data waits in the socket
   char buf[64];
-  iovec iov{buf, sizeof buf};
-  alignas(cmsghdr) char control[tcp::arrival_cmsg_space];
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  ASSERT_EQ(recvmsg(p.fd[0], &msg, MSG_DONTWAIT), 7);
-  const uint64_t stamp = tcp::arrival_stamp_of(msg);
+  ssize_t got = 0;
+  const uint64_t stamp = recv_stamp(p.fd[0], buf, sizeof buf, got);
+  ASSERT_EQ(got, 7);
   ASSERT_NE(stamp, 0u) << "no SCM_TIMESTAMPING control message";
   EXPECT_GE(stamp, before);
   EXPECT_LE(stamp, arrived_by);  // not the read, 30 ms later
@@ -128,15 +122,9 @@ TEST(ArrivalStamp, WithoutStampsThereIsNone) {
   ASSERT_EQ(send(p.fd[1], "x", 1, 0), 1);
   ASSERT_TRUE(readable(p.fd[0]));
   char buf[8];
-  iovec iov{buf, sizeof buf};
-  alignas(cmsghdr) char control[tcp::arrival_cmsg_space];
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  ASSERT_EQ(recvmsg(p.fd[0], &msg, MSG_DONTWAIT), 1);
-  EXPECT_EQ(tcp::arrival_stamp_of(msg), 0u);
+  ssize_t got = 0;
+  EXPECT_EQ(recv_stamp(p.fd[0], buf, sizeof buf, got), 0u);
+  ASSERT_EQ(got, 1);
 }
 
 TEST(ArrivalStamp, TheIoUringReceiveCarriesItToo) {
