@@ -1,5 +1,5 @@
 // `nvmetune experiment` (experiment.hpp): the command line, progress lines and the table. The
-// file, the targets, the runner and the results are data/experiment/.
+// file, the targets, the runner and the results are lab/experiment/.
 #include "app/experiment.hpp"
 
 #include <CLI/CLI.hpp>
@@ -12,10 +12,10 @@
 
 #include "app/exit_code.hpp"
 #include "app/socket_caller.hpp"
-#include "data/experiment/experiment_file.hpp"
-#include "data/experiment/experiment_results.hpp"
-#include "data/experiment/experiment_runner.hpp"
-#include "data/experiment/experiment_target.hpp"
+#include "lab/experiment/experiment_file.hpp"
+#include "lab/experiment/experiment_results.hpp"
+#include "lab/experiment/experiment_runner.hpp"
+#include "lab/experiment/experiment_target.hpp"
 #include "data/store/store.hpp"
 #include "engine/stats/print.hpp"
 
@@ -23,12 +23,12 @@ namespace app {
 
 namespace {
 
-using data::Cell;
-using data::ExperimentPlan;
-using data::is_best;
-using data::Measurement;
-using data::experiment_rounds_max;
-using data::experiment_rounds_min;
+using lab::Cell;
+using lab::ExperimentPlan;
+using lab::is_best;
+using lab::Measurement;
+using lab::experiment_rounds_max;
+using lab::experiment_rounds_min;
 
 std::atomic<bool> g_interrupted{false};
 extern "C" void on_experiment_signal(int) { g_interrupted.store(true); }
@@ -62,7 +62,7 @@ std::string iops_text(const Cell& c) {
 std::string status_text(const Cell& c) {
   if (!c.summary.ok) return "FAILED: " + c.summary.error;
   if (c.summary.error.empty()) return "ok";
-  return "ok in " + std::to_string(data::rounds_ok(c)) + "/" + std::to_string(c.rounds.size()) + " rounds; FAILED " +
+  return "ok in " + std::to_string(lab::rounds_ok(c)) + "/" + std::to_string(c.rounds.size()) + " rounds; FAILED " +
          c.summary.error;
 }
 
@@ -111,10 +111,10 @@ void print_table(const ExperimentPlan& p, const std::vector<Cell>& cells, unsign
     std::printf("Each figure is the median over the rounds that ran ok (of %u); IOPS also (min\u2013max).\n", rounds);
 }
 
-std::unique_ptr<data::ExperimentTarget> open_target(const ExperimentPlan& plan, const std::string& socket,
+std::unique_ptr<lab::ExperimentTarget> open_target(const ExperimentPlan& plan, const std::string& socket,
                                                     std::string& error) {
   if (socket.empty())
-    return data::start_embedded_target(
+    return lab::start_embedded_target(
         plan,
         [](engine::LogLevel level, std::string_view msg) {
           if (level != engine::LogLevel::info)
@@ -123,15 +123,15 @@ std::unique_ptr<data::ExperimentTarget> open_target(const ExperimentPlan& plan, 
         error);
   auto caller = std::make_shared<SocketCaller>();
   if (error = caller->open(socket); !error.empty()) return nullptr;
-  return data::connect_rpc_target(
+  return lab::connect_rpc_target(
       plan, [caller](const std::string& m, const nlohmann::json& p) { return (*caller)(m, p); }, socket, error);
 }
 
-void print_progress(const ExperimentPlan& plan, const data::RunProgress& p) {
+void print_progress(const ExperimentPlan& plan, const lab::RunProgress& p) {
   const std::string where =
       "[" + std::to_string(p.run) + "/" + std::to_string(p.runs) + "] " +
       (p.rounds == 1 ? "" : "round " + std::to_string(p.round) + "/" + std::to_string(p.rounds) + ": ") +
-      data::cell_name(plan, *p.cell);
+      lab::cell_name(plan, *p.cell);
   const Measurement* m = p.result;
   if (!m)
     std::fprintf(stderr, "nvmetune experiment: %s: running\n", where.c_str());
@@ -155,16 +155,16 @@ std::optional<ExperimentPlan> read_plan(const std::string& file) {
   std::stringstream ss;
   ss << in.rdbuf();
   const std::string dir = file.find('/') == std::string::npos ? "." : file.substr(0, file.rfind('/'));
-  data::ExperimentParse parsed = data::parse_experiment(ss.str(), dir);
+  lab::ExperimentParse parsed = lab::parse_experiment(ss.str(), dir);
   if (parsed.errors.empty()) return std::move(parsed.plan);
   for (const auto& e : parsed.errors) std::fprintf(stderr, "%s: %s: %s\n", file.c_str(), e.path.c_str(), e.message.c_str());
   return std::nullopt;
 }
 
 bool write_results(const ExperimentOptions& o, const ExperimentPlan& plan, const std::vector<Cell>& cells,
-                   const data::ResultsMeta& meta) {
+                   const lab::ResultsMeta& meta) {
   std::ofstream out(o.out);
-  out << data::results_json(plan, cells, meta).dump(2) << "\n";
+  out << lab::results_json(plan, cells, meta).dump(2) << "\n";
   return static_cast<bool>(out);
 }
 
@@ -218,7 +218,7 @@ int run_experiment(const ExperimentOptions& o) {
     return exit_failure;
   }
   const unsigned rounds = o.rounds ? o.rounds : plan->rounds;
-  std::vector<Cell> cells = data::experiment_cells(*plan);
+  std::vector<Cell> cells = lab::experiment_cells(*plan);
   std::fprintf(stderr,
                "nvmetune experiment: %s: %zu cells (%zu settings x %zu workloads x %zu contention levels) x %u "
                "round%s on %s\n",
@@ -231,13 +231,13 @@ int run_experiment(const ExperimentOptions& o) {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
-  const data::ResultsMeta meta{o.file, target->describe(), data::realtime_ns(), NVMETUNE_VERSION, rounds};
-  data::run_experiment_rounds(*plan, *target, cells, rounds, g_interrupted,
-                              [&](const data::RunProgress& p) { print_progress(*plan, p); });
+  const lab::ResultsMeta meta{o.file, target->describe(), data::realtime_ns(), NVMETUNE_VERSION, rounds};
+  lab::run_experiment_rounds(*plan, *target, cells, rounds, g_interrupted,
+                              [&](const lab::RunProgress& p) { print_progress(*plan, p); });
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
-  data::summarize_cells(cells);
-  data::mark_best(cells);
+  lab::summarize_cells(cells);
+  lab::mark_best(cells);
   print_table(*plan, cells, rounds);
   std::fflush(stdout);
   if (!o.out.empty() && !write_results(o, *plan, cells, meta)) {

@@ -1,6 +1,6 @@
 #pragma once
 // `nvmetune experiment FILE.json`: every engine setting x workload x contention level of an
-// experiment file (data/experiment/), applied live to an engine, measured with the perf
+// experiment file (lab/experiment/), applied live to an engine, measured with the perf
 // load generator, compared in one table and optionally kept as JSON.
 #include <string>
 

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "data/load/perf_options.hpp"
+#include "lab/load/perf_options.hpp"
 
 namespace CLI {
 class App;
@@ -13,8 +13,8 @@ class App;
 
 namespace app {
 
-using data::PerfOptions;
-using data::resolve_perf_options;
+using lab::PerfOptions;
+using lab::resolve_perf_options;
 
 // Declares perf's options on cmd, bound to opts (which must outlive parsing).
 void add_perf_options(CLI::App& cmd, PerfOptions& opts);

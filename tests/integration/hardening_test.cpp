@@ -28,7 +28,7 @@
 #include "engine/initiator/commands.hpp"
 #include "engine/initiator/initiator.hpp"
 #include "engine/initiator/load_generator.hpp"
-#include "data/load/perf_options.hpp"
+#include "lab/load/perf_options.hpp"
 #include "engine/nvme/le.hpp"
 #include "engine/tcp/listener.hpp"
 #include "support/engine_config.hpp"
@@ -926,7 +926,7 @@ TEST_F(HardeningTest, PerfConnectsAsThisMachinesHostNqn) {
   c.subsystems[0].hosts = {me};
   ASSERT_NO_FATAL_FAILURE(serve(c));
 
-  data::PerfOptions o;
+  lab::PerfOptions o;
   o.remote = "trtype:tcp traddr:127.0.0.1 trsvcid:" + std::to_string(_port) + " subnqn:" + test_nqn;
   o.rw = "read";
   o.size = "64k";
@@ -934,7 +934,7 @@ TEST_F(HardeningTest, PerfConnectsAsThisMachinesHostNqn) {
   o.identity = {std::string(dir) + "/hostnqn", std::string(dir) + "/hostid", std::string(dir) + "/machine-id"};
   initiator::LoadSpec spec;
   std::string source;
-  ASSERT_FALSE(data::resolve_perf_options(o, spec, &source));
+  ASSERT_FALSE(lab::resolve_perf_options(o, spec, &source));
   std::filesystem::remove_all(dir);
   EXPECT_EQ(source, std::string(dir) + "/hostnqn");
   EXPECT_EQ(spec.target.hostid[0], 0x5e);  // the NQN's UUID, as nvme-cli derives the host ID
@@ -947,7 +947,7 @@ TEST_F(HardeningTest, PerfConnectsAsThisMachinesHostNqn) {
   EXPECT_TRUE(seen) << "no connect event names " << me;
 
   o.hostnqn = "nqn.2014-08.org.nvmexpress:uuid:aaaaaaaa-0000-4000-8000-000000000001";  // --hostnqn wins
-  ASSERT_FALSE(data::resolve_perf_options(o, spec, &source));
+  ASSERT_FALSE(lab::resolve_perf_options(o, spec, &source));
   EXPECT_EQ(spec.target.hostnqn, o.hostnqn);
   EXPECT_EQ(source, "--hostnqn");
   EXPECT_EQ(initiator::run_load(spec).status, initiator::LoadResult::Status::failed);  // not an allowed host

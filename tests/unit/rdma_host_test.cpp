@@ -1,4 +1,4 @@
-// The NVMe/RDMA host pieces that need no device (engine/initiator/rdma/, data/load/): `perf -r`
+// The NVMe/RDMA host pieces that need no device (engine/initiator/rdma/, lab/load/): `perf -r`
 // with trtype:rdma, the CM request private data the host sends (checked byte by byte and by the
 // target's own parser), the keyed SGL a capsule points at host memory with (read back by the
 // target's SGL parser), the registered-memory lookup, and the "no RDMA device" error a host
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "data/load/perf_options.hpp"
+#include "lab/load/perf_options.hpp"
 #include "engine/initiator/load_generator.hpp"
 #include "engine/initiator/rdma/host_capsule.hpp"
 #include "engine/initiator/rdma/memory_table.hpp"
@@ -27,11 +27,11 @@ constexpr const char* nqn = "nqn.2026-12.io.nvmetune:rdma-host";
 constexpr const char* host = "nqn.2014-08.org.nvmexpress:uuid:aaaaaaaa-0000-4000-8000-000000000001";
 
 std::optional<std::string> resolve(const std::string& remote, initiator::LoadSpec& spec, std::string digest = "") {
-  data::PerfOptions o;
+  lab::PerfOptions o;
   o.remote = remote;
   o.hostnqn = host;
   o.digest = std::move(digest);
-  return data::resolve_perf_options(o, spec);
+  return lab::resolve_perf_options(o, spec);
 }
 
 TEST(RdmaPerfOptions, TrtypeRdmaSelectsTheRdmaTransport) {

@@ -1,20 +1,20 @@
 #pragma once
 // Where an experiment applies its settings and reads the engine's statistics: an engine it
 // starts itself (embedded, in this process) or a running one reached through the control
-// socket's methods (any data::RpcCaller). Both look the same to the runner.
+// socket's methods (any data::RpcCaller, data/profile). Both look the same to the runner.
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 
-#include "data/experiment/experiment_file.hpp"
+#include "lab/experiment/experiment_file.hpp"
 #include "data/profile/profile_apply.hpp"
 #include "engine/control/config.hpp"
 #include "engine/control/engine.hpp"
 #include "engine/initiator/target.hpp"
 #include "engine/stats/histogram_data.hpp"
 
-namespace data {
+namespace lab {
 
 // One closed sampler interval, reduced to what a cell reports.
 struct EngineInterval {
@@ -54,7 +54,7 @@ std::unique_ptr<ExperimentTarget> start_embedded_target(const ExperimentPlan& pl
 
 // The engine behind call (its control socket's methods); where names it in describe() (the
 // socket path). nullptr with error set when it does not answer as an engine.
-std::unique_ptr<ExperimentTarget> connect_rpc_target(const ExperimentPlan& plan, RpcCaller call, std::string where,
+std::unique_ptr<ExperimentTarget> connect_rpc_target(const ExperimentPlan& plan, data::RpcCaller call, std::string where,
                                                      std::string& error);
 
-}  // namespace data
+}  // namespace lab

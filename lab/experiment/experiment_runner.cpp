@@ -1,18 +1,18 @@
 // Running an experiment's cells (experiment_runner.hpp).
-#include "data/experiment/experiment_runner.hpp"
+#include "lab/experiment/experiment_runner.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <map>
 #include <thread>
 
-#include "data/load/perf_options.hpp"
+#include "lab/load/perf_options.hpp"
 #include "data/store/store.hpp"
 #include "engine/control/config_json.hpp"
 #include "engine/initiator/load_generator.hpp"
 #include "engine/system/cpu_hog.hpp"
 
-namespace data {
+namespace lab {
 
 namespace {
 
@@ -144,9 +144,9 @@ void run_workload(const ExperimentPlan& plan, ExperimentTarget& target, const Ce
   spec.stop = &stop;
 
   IntervalCollector collector(target);
-  const int64_t t0 = realtime_ns();
+  const int64_t t0 = data::realtime_ns();
   const initiator::LoadResult r = initiator::run_load(spec);
-  const int64_t t1 = realtime_ns();
+  const int64_t t1 = data::realtime_ns();
   collector.stop();
   if (hog.running()) {
     m.hog_duty_pct = mean_duty_pct(hog);
@@ -240,4 +240,4 @@ void run_experiment_rounds(const ExperimentPlan& plan, ExperimentTarget& target,
   }
 }
 
-}  // namespace data
+}  // namespace lab

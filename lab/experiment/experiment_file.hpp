@@ -8,10 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "data/load/perf_options.hpp"
+#include "lab/load/perf_options.hpp"
 #include "engine/control/config.hpp"
 
-namespace data {
+namespace lab {
 
 // One engine setting: a partial "threading" and/or "budgets" object, as threading.set and
 // budgets.set take them, merged onto the engine's starting values (never onto the previous cell),
@@ -67,4 +67,4 @@ ExperimentParse parse_experiment(const std::string& text, const std::string& bas
 // Errors on one line, "path: message; path: message", as a failed cell reports them.
 std::string errors_text(const std::vector<control::ConfigError>& errors);
 
-}  // namespace data
+}  // namespace lab

@@ -8,9 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "data/experiment/experiment_runner.hpp"
+#include "lab/experiment/experiment_runner.hpp"
 
-namespace data {
+namespace lab {
 
 // Fills each cell's summary, iops_min and iops_max from its rounds.
 void summarize_cells(std::vector<Cell>& cells);
@@ -36,4 +36,4 @@ struct ResultsMeta {
 
 nlohmann::ordered_json results_json(const ExperimentPlan& plan, const std::vector<Cell>& cells, const ResultsMeta& meta);
 
-}  // namespace data
+}  // namespace lab

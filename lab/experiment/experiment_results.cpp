@@ -1,12 +1,12 @@
 // Summaries, best cells and the results document (experiment_results.hpp).
-#include "data/experiment/experiment_results.hpp"
+#include "lab/experiment/experiment_results.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <type_traits>
 
-namespace data {
+namespace lab {
 
 namespace {
 
@@ -174,4 +174,4 @@ json results_json(const ExperimentPlan& p, const std::vector<Cell>& cells, const
   return doc;
 }
 
-}  // namespace data
+}  // namespace lab

@@ -11,7 +11,7 @@ namespace initiator {
 struct LoadSpec;
 }
 
-namespace data {
+namespace lab {
 
 struct PerfOptions {
   std::string remote;          // -r 'trtype:tcp|rdma traddr:A trsvcid:P subnqn:NQN [hostnqn:NQN]'
@@ -42,4 +42,4 @@ struct PerfOptions {
 std::optional<std::string> resolve_perf_options(const PerfOptions& opts, initiator::LoadSpec& spec,
                                                 std::string* host_source = nullptr);
 
-}  // namespace data
+}  // namespace lab

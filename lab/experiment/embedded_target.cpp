@@ -1,11 +1,11 @@
 // An experiment target that is an engine in this process (experiment_target.hpp).
-#include "data/experiment/experiment_target.hpp"
+#include "lab/experiment/experiment_target.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include "engine/control/steering_json.hpp"
 
-namespace data {
+namespace lab {
 
 namespace {
 
@@ -102,4 +102,4 @@ std::unique_ptr<ExperimentTarget> start_embedded_target(const ExperimentPlan& pl
   return t;
 }
 
-}  // namespace data
+}  // namespace lab

@@ -1,5 +1,5 @@
 // Workload options → LoadSpec (perf_options.hpp).
-#include "data/load/perf_options.hpp"
+#include "lab/load/perf_options.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -11,7 +11,7 @@
 #include "engine/initiator/load_generator.hpp"
 #include "engine/initiator/target.hpp"
 
-namespace data {
+namespace lab {
 
 namespace {
 
@@ -158,4 +158,4 @@ std::optional<std::string> resolve_perf_options(const PerfOptions& o, initiator:
   return std::nullopt;
 }
 
-}  // namespace data
+}  // namespace lab

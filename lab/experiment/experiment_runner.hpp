@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "data/experiment/experiment_file.hpp"
-#include "data/experiment/experiment_target.hpp"
+#include "lab/experiment/experiment_file.hpp"
+#include "lab/experiment/experiment_target.hpp"
 
-namespace data {
+namespace lab {
 
 // One run of one cell.
 struct Measurement {
@@ -67,4 +67,4 @@ void run_experiment_rounds(const ExperimentPlan& plan, ExperimentTarget& target,
 // what the initiator avoids).
 std::vector<unsigned> target_cpus_of(const control::ThreadingConfig& t);
 
-}  // namespace data
+}  // namespace lab

@@ -1,12 +1,15 @@
 // An experiment target reached through the control socket's methods (experiment_target.hpp).
 #include <nlohmann/json.hpp>
 
-#include "data/experiment/experiment_target.hpp"
+#include "lab/experiment/experiment_target.hpp"
 #include "engine/control/config_json.hpp"
 #include "engine/control/json_codec.hpp"
 #include "engine/control/steering_json.hpp"
 
-namespace data {
+namespace lab {
+
+using data::RpcCaller;
+using data::RpcResult;
 
 namespace {
 
@@ -116,4 +119,4 @@ std::unique_ptr<ExperimentTarget> connect_rpc_target(const ExperimentPlan& plan,
   return t;
 }
 
-}  // namespace data
+}  // namespace lab

@@ -1,5 +1,5 @@
 // Reading and checking an experiment file (experiment_file.hpp).
-#include "data/experiment/experiment_file.hpp"
+#include "lab/experiment/experiment_file.hpp"
 
 #include <fstream>
 #include <set>
@@ -10,7 +10,7 @@
 #include "engine/control/json_reader.hpp"
 #include "engine/initiator/load_generator.hpp"
 
-namespace data {
+namespace lab {
 
 namespace {
 
@@ -243,4 +243,4 @@ ExperimentParse parse_experiment(const std::string& text, const std::string& bas
   return out;
 }
 
-}  // namespace data
+}  // namespace lab
