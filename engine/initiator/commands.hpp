@@ -1,6 +1,6 @@
 #pragma once
 // SQE builders for the commands a host sends (Fabrics, Admin, NVM). Each returns a complete
-// SQE except CID and DPTR, which IoQueue fills when the command is submitted. Field names and
+// SQE except CID and DPTR, which TcpQueue fills when the command is submitted. Field names and
 // bit positions follow the NVMe Base 2.0 and Fabrics 1.1 specifications.
 #include <array>
 #include <cstdint>

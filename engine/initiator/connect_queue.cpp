@@ -1,6 +1,6 @@
 #include "engine/initiator/connect_queue.hpp"
 
-#include "engine/initiator/io_queue.hpp"
+#include "engine/initiator/tcp/tcp_queue.hpp"
 #include "engine/initiator/rdma/rdma_queue.hpp"
 
 namespace initiator {
@@ -15,7 +15,7 @@ Result<std::unique_ptr<Queue>> upcast(Result<std::unique_ptr<Q>> r) {
 
 Result<std::unique_ptr<Queue>> connect_queue(const Target& t, const QueueParams& p) {
   if (t.trtype == Transport::rdma) return upcast(RdmaQueue::connect(t, p));
-  return upcast(IoQueue::connect(t, p));
+  return upcast(TcpQueue::connect(t, p));
 }
 
 }  // namespace initiator

@@ -1,5 +1,5 @@
 #pragma once
-// Opens one queue on the target's transport: an NVMe/TCP connection (IoQueue) or an NVMe/RDMA
+// Opens one queue on the target's transport: an NVMe/TCP connection (TcpQueue) or an NVMe/RDMA
 // queue pair (RdmaQueue), connected with Fabrics Connect. The one place that knows both.
 #include <memory>
 

@@ -94,9 +94,9 @@ QueueParams Controller::io_queue_params(uint16_t depth) const {
   return p;
 }
 
-Result<std::unique_ptr<IoQueue>> Controller::create_io_queue(uint16_t depth) {
+Result<std::unique_ptr<TcpQueue>> Controller::create_io_queue(uint16_t depth) {
   if (_target.trtype != Transport::tcp) return Error::usage("create_io_queue: the target is not NVMe/TCP");
-  auto q = IoQueue::connect(_target, io_queue_params(depth));
+  auto q = TcpQueue::connect(_target, io_queue_params(depth));
   if (q) ++_next_qid;
   return q;
 }
@@ -218,7 +218,7 @@ bool Controller::poll() {
 }
 
 Result<Ok> Controller::disconnect() {
-  if (_admin->state() != IoQueue::State::live) return Error::usage("admin queue is not live");
+  if (_admin->state() != TcpQueue::State::live) return Error::usage("admin queue is not live");
   auto cc = property_get(nvme::Property::cc);
   if (cc) {
     const uint64_t shn = (*cc & ~uint64_t{3u << 14}) | cmd::cc_shn_normal;

@@ -14,7 +14,7 @@
 
 #include "engine/initiator/error.hpp"
 #include "engine/initiator/identify.hpp"
-#include "engine/initiator/io_queue.hpp"
+#include "engine/initiator/tcp/tcp_queue.hpp"
 #include "engine/initiator/target.hpp"
 
 namespace initiator {
@@ -33,7 +33,7 @@ class Controller {
   // A new I/O queue: its own TCP connection, Connect with the next QID, this CNTLID and
   // SQSIZE depth-1 (depth 0 = Target::queue_depth), in-capsule limit IOCCSZ*16-64.
   // NVMe/TCP only (tests that speak the TCP wire use its extras).
-  Result<std::unique_ptr<IoQueue>> create_io_queue(uint16_t depth = 0);
+  Result<std::unique_ptr<TcpQueue>> create_io_queue(uint16_t depth = 0);
   // The same on the target's transport (TCP or RDMA): what transport-neutral callers use.
   Result<std::unique_ptr<Queue>> create_queue(uint16_t depth = 0);
 

@@ -9,13 +9,13 @@
 //   q->submit({initiator::Op::write, nsid, slba, nlb0, buf, false, {on_done, ctx}});
 //   while (...) q->poll();                                      // or q->wait(ms)
 //
-// Threading: a Controller and each IoQueue are driven by one thread at a time (queues of one
+// Threading: a Controller and each TcpQueue are driven by one thread at a time (queues of one
 // controller may live on different threads). Nothing allocates or locks per I/O.
 #include "engine/initiator/commands.hpp"
 #include "engine/initiator/controller.hpp"
 #include "engine/initiator/error.hpp"
 #include "engine/initiator/identify.hpp"
-#include "engine/initiator/io_queue.hpp"
+#include "engine/initiator/tcp/tcp_queue.hpp"
 #include "engine/initiator/queue.hpp"
 #include "engine/initiator/sync.hpp"
 #include "engine/initiator/target.hpp"

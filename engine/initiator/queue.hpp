@@ -1,6 +1,6 @@
 #pragma once
 // One NVMe-oF queue of the host (an SQ/CQ pair: the admin queue or an I/O queue), whatever
-// carries it: a TCP connection (IoQueue, io_queue.hpp) or an RDMA queue pair (RdmaQueue,
+// carries it: a TCP connection (TcpQueue, tcp/tcp_queue.hpp) or an RDMA queue pair (RdmaQueue,
 // rdma/rdma_queue.hpp). The load generator, the Controller and the sync wrappers drive this
 // interface only. Non-blocking and pipelined: submit() fills a preallocated command slot, poll()
 // moves what is pending and runs completion callbacks. No allocation and no lock per I/O; a

@@ -26,7 +26,7 @@
 #include "engine/control/config.hpp"
 #include "engine/control/engine.hpp"
 #include "engine/initiator/controller.hpp"
-#include "engine/initiator/io_queue.hpp"
+#include "engine/initiator/tcp/tcp_queue.hpp"
 #include "engine/initiator/sync.hpp"
 #include "support/engine_config.hpp"
 #include "support/eventually.hpp"
@@ -55,7 +55,7 @@ control::ThreadingConfig mode(const std::string& m, bool uring) {
 // A real host's closed loop: write a generation pattern, read it back, compare.
 struct VerifiedLoad {
   std::unique_ptr<initiator::Controller> ctrl;
-  std::unique_ptr<initiator::IoQueue> q;
+  std::unique_ptr<initiator::TcpQueue> q;
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> verified{0}, errors{0}, mismatches{0};
   std::string first_error;

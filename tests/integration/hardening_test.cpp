@@ -60,7 +60,7 @@ struct Waiter {
             },
             this};
   }
-  bool wait(IoQueue& q, std::chrono::milliseconds timeout) {
+  bool wait(TcpQueue& q, std::chrono::milliseconds timeout) {
     const auto end = std::chrono::steady_clock::now() + timeout;
     while (!done && std::chrono::steady_clock::now() < end) q.wait(100);
     return done;
@@ -68,7 +68,7 @@ struct Waiter {
 };
 
 // Submits io and drives q until it completes: whether it succeeded.
-bool run_io(IoQueue& q, Io io) {
+bool run_io(TcpQueue& q, Io io) {
   Waiter w;
   io.done = w.callback();
   EXPECT_TRUE(q.submit(io));
@@ -177,7 +177,7 @@ TEST_F(HardeningTest, SqFlowControlAtFullDepth) {
   p.cntlid = (*ctrl)->cntlid();
   p.depth = static_cast<uint16_t>(2 * entries);  // more slots than entries: SQHD is the limit
   p.sqsize = mqes;
-  auto q = IoQueue::connect(target(), p);
+  auto q = TcpQueue::connect(target(), p);
   ASSERT_RESULT(q);
 
   struct Host {
@@ -713,7 +713,7 @@ TEST_F(HardeningTest, ConnectRefusesNqnsThatAreNotText) {
     t.hostnqn = c.hostnqn;
     QueueParams p;
     p.qid = 0;
-    auto q = IoQueue::connect(t, p);
+    auto q = TcpQueue::connect(t, p);
     ASSERT_FALSE(q) << c.what << ": the Connect was accepted";
     EXPECT_EQ(q.error().kind, Error::Kind::nvme) << c.what << ": " << q.error().to_string();
     EXPECT_EQ(q.error().status, nvme::status::connect_invalid_parameters) << c.what << ": " << q.error().to_string();
@@ -727,7 +727,7 @@ TEST_F(HardeningTest, ConnectRefusesNqnsThatAreNotText) {
   ASSERT_EQ(t.hostnqn.size(), nvme::nqn_max_bytes);
   QueueParams p;
   p.qid = 0;
-  auto ok = IoQueue::connect(t, p);
+  auto ok = TcpQueue::connect(t, p);
   ASSERT_TRUE(ok) << ok.error().to_string();
 
   for (const auto& e : _engine->events(0, 1000)) {
@@ -758,10 +758,10 @@ TEST_F(HardeningTest, AdminConnectNeedsDynamicCntlid) {
   p.qid = 0;
   p.depth = 32;
   p.cntlid = 1;
-  auto q = IoQueue::connect(target(), p);
+  auto q = TcpQueue::connect(target(), p);
   EXPECT_FALSE(q) << "admin Connect with CNTLID 1 was accepted";
   p.cntlid = 0xffff;
-  auto ok = IoQueue::connect(target(), p);
+  auto ok = TcpQueue::connect(target(), p);
   EXPECT_TRUE(ok) << ok.error().to_string();
 }
 
@@ -805,7 +805,7 @@ TEST_F(HardeningTest, CcMpsAndCssChecked) {
     QueueParams p;
     p.qid = 0;
     p.depth = 32;
-    auto q = IoQueue::connect(target(), p);
+    auto q = TcpQueue::connect(target(), p);
     ASSERT_RESULT(q);
     const uint32_t cc = 1u | (6u << 16) | (4u << 20) | bad;  // EN, IOSQES 6, IOCQES 4
     auto set = sync_raw(**q, RawCommand{cmd::property_set(nvme::Property::cc, cc, false)}, 5000);
@@ -817,10 +817,10 @@ TEST_F(HardeningTest, CcMpsAndCssChecked) {
 }
 
 // The host side of a queue the target closes: it fails once the connection ends.
-bool closed_by_target(IoQueue& q, std::chrono::milliseconds timeout) {
+bool closed_by_target(TcpQueue& q, std::chrono::milliseconds timeout) {
   const auto end = std::chrono::steady_clock::now() + timeout;
-  while (q.state() == IoQueue::State::live && std::chrono::steady_clock::now() < end) q.wait(50);
-  return q.state() != IoQueue::State::live;
+  while (q.state() == TcpQueue::State::live && std::chrono::steady_clock::now() < end) q.wait(50);
+  return q.state() != TcpQueue::State::live;
 }
 
 bool csts_rdy_becomes(Controller& c, bool rdy, std::chrono::milliseconds timeout) {
@@ -833,7 +833,7 @@ bool csts_rdy_becomes(Controller& c, bool rdy, std::chrono::milliseconds timeout
   return false;
 }
 
-bool read_ok(IoQueue& q) {
+bool read_ok(TcpQueue& q) {
   std::vector<uint8_t> buf(4096);
   auto r = sync_io(q, Io{Op::read, 1, 0, 7, buf, false, {}}, 5000);
   return r && r->ok();
@@ -845,7 +845,7 @@ bool reconnects(uint16_t qid, uint16_t cntlid, const Target& t) {
   p.qid = qid;
   p.depth = 8;
   p.cntlid = cntlid;
-  auto q = IoQueue::connect(t, p);
+  auto q = TcpQueue::connect(t, p);
   return q && read_ok(**q);
 }
 

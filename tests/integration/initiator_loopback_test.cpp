@@ -111,7 +111,7 @@ class LoopbackTest : public ::testing::Test {
 #define EXPECT_RESULT(r) EXPECT_TRUE(r) << (r).error().to_string()
 
 // Writes then reads back one buffer at lba; fails the test on any difference.
-void write_read_verify(IoQueue& q, uint64_t lba, size_t bytes, uint64_t seed) {
+void write_read_verify(TcpQueue& q, uint64_t lba, size_t bytes, uint64_t seed) {
   std::vector<uint8_t> w(bytes), r(bytes);
   fill(w, seed);
   auto wr = sync_io(q, Io{Op::write, 1, lba, nlb0_of(bytes), w}, io_timeout_ms);
@@ -140,7 +140,7 @@ struct Batch {
   }
 };
 
-bool wait_batch(IoQueue& q, const Batch& b, uint32_t n, int timeout_ms) {
+bool wait_batch(TcpQueue& q, const Batch& b, uint32_t n, int timeout_ms) {
   const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   while (b.done < n) {
     if (std::chrono::steady_clock::now() > end) return false;
@@ -160,7 +160,7 @@ TEST_P(DataPathTest, WriteReadVerifyAtEverySize) {
   ASSERT_RESULT(ctrl);
   auto q = (*ctrl)->create_io_queue();
   ASSERT_RESULT(q);
-  IoQueue& io = **q;
+  TcpQueue& io = **q;
   EXPECT_EQ(io.hdgst(), hdgst);
   EXPECT_EQ(io.ddgst(), ddgst);
   EXPECT_EQ(io.icd_size(), 8192u);  // engine default in-capsule size: IOCCSZ*16 - 64
@@ -241,7 +241,7 @@ TEST_F(LoopbackTest, NvmCommandSet) {
   ASSERT_RESULT(ctrl);
   auto q = (*ctrl)->create_io_queue(8);
   ASSERT_RESULT(q);
-  IoQueue& io = **q;
+  TcpQueue& io = **q;
   std::vector<uint8_t> w(16 * 1024), r(w.size()), zero(w.size(), 0);
   fill(w, 77);
 
@@ -282,7 +282,7 @@ TEST_F(LoopbackTest, SixteenQueuesAtFullDepth) {
   ASSERT_NO_FATAL_FAILURE(serve({.ns_bytes = queues * depth * slot_bytes}));
   auto ctrl = Controller::connect(target());
   ASSERT_RESULT(ctrl);
-  std::vector<std::unique_ptr<IoQueue>> qs;
+  std::vector<std::unique_ptr<TcpQueue>> qs;
   for (int i = 0; i < queues; ++i) {
     auto q = (*ctrl)->create_io_queue(depth);
     ASSERT_RESULT(q) << " queue " << i;
@@ -295,7 +295,7 @@ TEST_F(LoopbackTest, SixteenQueuesAtFullDepth) {
   std::atomic<int> failures{0};
   std::vector<std::string> errors(queues);
   auto worker = [&](int qi) {
-    IoQueue& q = *qs[qi];
+    TcpQueue& q = *qs[qi];
     std::vector<uint8_t> wbuf(depth * slot_bytes), rbuf(depth * slot_bytes);
     auto slot_len = [](int s) { return s % 2 ? size_t{slot_bytes} : size_t{4096}; };
     auto lba_of = [&](int s) { return (uint64_t(qi) * depth + s) * (slot_bytes / block); };
@@ -465,7 +465,7 @@ class InPlaceWriteTest : public LoopbackTest {
   }
 
   std::unique_ptr<Controller> _ctrl, _raw_ctrl;
-  std::unique_ptr<IoQueue> _good, _raw;
+  std::unique_ptr<TcpQueue> _good, _raw;
   std::vector<uint8_t> _old, _new;
   tcp::R2t _r2t{};
 };
@@ -879,7 +879,7 @@ class MalformedPduTest : public LoopbackTest {
     EXPECT_TRUE(_bad->wait_peer_close(5000)) << "the target kept the connection open";
     EXPECT_TRUE(eventually([&] { return eng().stats().protocol_errors == _errors_before + 1; }, 2s));
     ASSERT_NO_FATAL_FAILURE(write_read_verify(*_good, 0, 64 * 1024, 21));
-    EXPECT_EQ(_ctrl->admin_queue().state(), IoQueue::State::live);
+    EXPECT_EQ(_ctrl->admin_queue().state(), TcpQueue::State::live);
   }
 
   // A CapsuleCmd header with header digest (and optional in-capsule data length).
@@ -891,7 +891,7 @@ class MalformedPduTest : public LoopbackTest {
   }
 
   std::unique_ptr<Controller> _ctrl;
-  std::unique_ptr<IoQueue> _good, _bad;
+  std::unique_ptr<TcpQueue> _good, _bad;
   uint64_t _errors_before = 0;
 };
 

@@ -31,7 +31,7 @@ control::Config make_config() {
 
 // One queue's closed-loop write → read → verify workload over its own LBA region.
 struct Worker {
-  std::unique_ptr<initiator::IoQueue> q;
+  std::unique_ptr<initiator::TcpQueue> q;
   uint64_t region_lba = 0;
   uint32_t slots = 16;
   uint32_t io_blocks = 8;  // 4 KiB
@@ -145,7 +145,7 @@ struct Rig {
     for (;;) {
       bool all_idle = true;
       for (auto& w : workers) {
-        if (w.q->state() == initiator::IoQueue::State::failed) continue;
+        if (w.q->state() == initiator::TcpQueue::State::failed) continue;
         w.q->poll();
         all_idle = all_idle && w.idle();
       }
@@ -167,7 +167,7 @@ struct Rig {
   void check_clean() {
     for (size_t i = 0; i < workers.size(); ++i) {
       auto& w = workers[i];
-      EXPECT_NE(w.q->state(), initiator::IoQueue::State::failed) << "queue " << i << ": " << w.q->error().to_string();
+      EXPECT_NE(w.q->state(), initiator::TcpQueue::State::failed) << "queue " << i << ": " << w.q->error().to_string();
       EXPECT_EQ(w.errors, 0u) << "queue " << i;
       EXPECT_EQ(w.mismatches, 0u) << "queue " << i;
       EXPECT_EQ(w.submitted, w.completed) << "queue " << i;

@@ -1,4 +1,4 @@
-#include "engine/initiator/io_queue.hpp"
+#include "engine/initiator/tcp/tcp_queue.hpp"
 
 #include <netdb.h>
 #include <netinet/in.h>
@@ -73,7 +73,7 @@ enum class SlotState : uint8_t {
   tx_h2c,      // answering an R2T: H2CData PDUs queued or partly sent
 };
 
-struct IoQueue::Slot {
+struct TcpQueue::Slot {
   SlotState state = SlotState::free;
   Dir dir = Dir::none;
   bool r2t_mode = false;      // data follows R2Ts instead of the capsule
@@ -102,7 +102,7 @@ struct IoQueue::Slot {
 
 // Per-queue memory: depth * sizeof(Slot) + the staging buffer + the transmit FIFO, e.g.
 // 128 * 232 B + 64 KiB + 256 B = 93 KiB for an I/O queue of depth 128.
-IoQueue::IoQueue(const QueueParams& p) : _params(p) {
+TcpQueue::TcpQueue(const QueueParams& p) : _params(p) {
   static_assert(sizeof(Slot) <= 256, "a command slot should stay within four cache lines");
   _slots = std::make_unique<Slot[]>(p.depth);
   _free.reserve(p.depth);
@@ -111,20 +111,20 @@ IoQueue::IoQueue(const QueueParams& p) : _params(p) {
   _rx.resize(staging_bytes);
 }
 
-IoQueue::~IoQueue() {
+TcpQueue::~TcpQueue() {
   if (_fd >= 0) ::close(_fd);
 }
 
-Result<std::unique_ptr<IoQueue>> IoQueue::connect(const Target& t, const QueueParams& p) {
+Result<std::unique_ptr<TcpQueue>> TcpQueue::connect(const Target& t, const QueueParams& p) {
   if (p.depth == 0) return Error::usage("queue depth must be at least 1");
-  std::unique_ptr<IoQueue> q(new IoQueue(p));
+  std::unique_ptr<TcpQueue> q(new TcpQueue(p));
   if (auto r = q->open_socket(t); !r) return r.error();
   if (auto r = q->exchange_ic(t); !r) return r.error();
   if (auto r = q->send_connect(t); !r) return r.error();
   return q;
 }
 
-Result<Ok> IoQueue::open_socket(const Target& t) {
+Result<Ok> TcpQueue::open_socket(const Target& t) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -155,7 +155,7 @@ Result<Ok> IoQueue::open_socket(const Target& t) {
   return Ok{};
 }
 
-Result<Ok> IoQueue::exchange_ic(const Target& t) {
+Result<Ok> TcpQueue::exchange_ic(const Target& t) {
   std::array<uint8_t, tcp::ic_hlen> req{};
   tcp::write_icreq(req, tcp::IcReq{0, 0, t.hdgst, t.ddgst, 0});
   if (auto r = send_raw(req, _params.timeout_ms); !r) return r.error();
@@ -187,7 +187,7 @@ Result<Ok> IoQueue::exchange_ic(const Target& t) {
   return Ok{};
 }
 
-Result<Ok> IoQueue::send_connect(const Target& t) {
+Result<Ok> TcpQueue::send_connect(const Target& t) {
   auto data = cmd::connect_data(t.hostid, _params.cntlid, t.subnqn, t.hostnqn);
   struct Wait {
     bool done = false;
@@ -218,20 +218,20 @@ Result<Ok> IoQueue::send_connect(const Target& t) {
 
 // ---- submission ---------------------------------------------------------------------------
 
-std::optional<uint16_t> IoQueue::submit(const Io& io) {
+std::optional<uint16_t> TcpQueue::submit(const Io& io) {
   const auto c = build_command(io);
   if (!c || _free.empty() || _state != State::live) return std::nullopt;
   return start(_slots[_free.back()], c->sqe, c->dir == Dir::none ? std::span<uint8_t>{} : io.buf, c->dir,
                Placement::automatic, io.done);
 }
 
-std::optional<uint16_t> IoQueue::submit_raw(const RawCommand& c) {
+std::optional<uint16_t> TcpQueue::submit_raw(const RawCommand& c) {
   if (_free.empty() || _state != State::live) return std::nullopt;
   return start(_slots[_free.back()], c.sqe, c.dir == Dir::none ? std::span<uint8_t>{} : c.data,
                c.dir, c.placement, c.done);
 }
 
-std::optional<uint16_t> IoQueue::start(Slot& s, const nvme::Sqe& sqe_in, std::span<uint8_t> data,
+std::optional<uint16_t> TcpQueue::start(Slot& s, const nvme::Sqe& sqe_in, std::span<uint8_t> data,
                                        Dir dir, Placement placement, Callback done) {
   if (data.size() > UINT32_MAX) return std::nullopt;
   const auto len = static_cast<uint32_t>(data.size());
@@ -270,13 +270,13 @@ std::optional<uint16_t> IoQueue::start(Slot& s, const nvme::Sqe& sqe_in, std::sp
   return cid;
 }
 
-void IoQueue::enqueue_tx(uint16_t cid) {
+void TcpQueue::enqueue_tx(uint16_t cid) {
   _txq[(_tx_head + _tx_count) % _txq.size()] = cid;
   ++_tx_count;
 }
 
 // The next H2CData PDU answering the slot's R2T: at most MAXH2CDATA bytes from pdu_off.
-void IoQueue::build_h2c(Slot& s, uint16_t cid) {
+void TcpQueue::build_h2c(Slot& s, uint16_t cid) {
   const uint32_t chunk = std::min(_maxh2cdata, s.r2t_end - s.pdu_off);
   const bool last = s.pdu_off + chunk == s.r2t_end;
   const tcp::DataHeader h{cid, s.ttag, s.pdu_off, chunk};
@@ -289,7 +289,7 @@ void IoQueue::build_h2c(Slot& s, uint16_t cid) {
 
 // ---- transmit -----------------------------------------------------------------------------
 
-int IoQueue::fill_iov(iovec* iov, int max) const {
+int TcpQueue::fill_iov(iovec* iov, int max) const {
   int n = 0;
   for (uint32_t i = 0; i < _tx_count && n + iov_per_pdu <= max; ++i) {
     const Slot& s = _slots[_txq[(_tx_head + i) % _txq.size()]];
@@ -315,7 +315,7 @@ int IoQueue::fill_iov(iovec* iov, int max) const {
   return n;
 }
 
-void IoQueue::advance_tx(size_t n) {
+void TcpQueue::advance_tx(size_t n) {
   while (n > 0 && _tx_count > 0) {
     const uint16_t cid = _txq[_tx_head];
     Slot& s = _slots[cid];
@@ -329,7 +329,7 @@ void IoQueue::advance_tx(size_t n) {
   }
 }
 
-void IoQueue::pdu_sent(uint16_t cid) {
+void TcpQueue::pdu_sent(uint16_t cid) {
   Slot& s = _slots[cid];
   ++_counters.pdus_tx;
   if (s.state == SlotState::tx_h2c) ++_counters.h2c_data;
@@ -344,7 +344,7 @@ void IoQueue::pdu_sent(uint16_t cid) {
   maybe_finish(cid);
 }
 
-bool IoQueue::flush() {
+bool TcpQueue::flush() {
   iovec iov[max_iov];
   while (_state == State::live && _tx_count > 0) {
     const int n = fill_iov(iov, max_iov);
@@ -366,7 +366,7 @@ bool IoQueue::flush() {
 
 // ---- receive ------------------------------------------------------------------------------
 
-int IoQueue::poll() {
+int TcpQueue::poll() {
   _completed = 0;
   if (!flush()) return -1;
   if (receive() < 0) return -1;
@@ -374,7 +374,7 @@ int IoQueue::poll() {
   return static_cast<int>(_completed);
 }
 
-int IoQueue::wait(int timeout_ms) {
+int TcpQueue::wait(int timeout_ms) {
   if (_state != State::live) return -1;
   if (_rx_begin == _rx_end) {
     pollfd pfd{_fd, static_cast<short>(POLLIN | (_tx_count ? POLLOUT : 0)), 0};
@@ -386,7 +386,7 @@ int IoQueue::wait(int timeout_ms) {
   return poll();
 }
 
-int IoQueue::receive() {
+int TcpQueue::receive() {
   for (int i = 0;; ++i) {
     while (_rx_begin < _rx_end && _state == State::live)
       _rx_begin += consume(_rx.data() + _rx_begin, _rx_end - _rx_begin);
@@ -422,7 +422,7 @@ int IoQueue::receive() {
 
 // Feeds n received bytes to the PDU parser; p == nullptr means they were received in place
 // (straight into _rx_dst). Returns the bytes used (fewer than n only at a PDU boundary).
-size_t IoQueue::consume(const uint8_t* p, size_t n) {
+size_t TcpQueue::consume(const uint8_t* p, size_t n) {
   size_t used = 0;
   while (used < n && _state == State::live) {
     const size_t avail = n - used;
@@ -487,7 +487,7 @@ size_t IoQueue::consume(const uint8_t* p, size_t n) {
 }
 
 // A complete header (with its digest) is in _rx_hdr. Returns false when the queue failed.
-bool IoQueue::header_done() {
+bool TcpQueue::header_done() {
   if (_rx_state == RxState::header) {
     _rx_ch = tcp::parse_common(std::span<const uint8_t, tcp::ch_len>(_rx_hdr.data(), tcp::ch_len));
     const auto fr = tcp::check_common(_rx_ch, tcp::Role::host, _rx_neg);
@@ -515,7 +515,7 @@ bool IoQueue::header_done() {
   return true;
 }
 
-bool IoQueue::on_capsule_resp() {
+bool TcpQueue::on_capsule_resp() {
   const auto cqe = tcp::parse_capsule_resp({_rx_hdr.data(), _rx_fr.header_len});
   if (cqe.cid >= _params.depth || _slots[cqe.cid].state == SlotState::free)
     return protocol_error(tcp::Fes::invalid_header_field, tcp::ch_len + 12,
@@ -527,7 +527,7 @@ bool IoQueue::on_capsule_resp() {
   return true;
 }
 
-bool IoQueue::on_r2t() {
+bool TcpQueue::on_r2t() {
   const auto r = tcp::parse_r2t({_rx_hdr.data(), _rx_fr.header_len});
   if (r.cccid < _params.depth && _slots[r.cccid].state == SlotState::tx_h2c)  // we sent MAXR2T 0
     return protocol_error(tcp::Fes::data_transfer_limit_exceeded, tcp::field::cccid,
@@ -550,7 +550,7 @@ bool IoQueue::on_r2t() {
   return true;
 }
 
-bool IoQueue::on_c2h_data_header() {
+bool TcpQueue::on_c2h_data_header() {
   const auto h = tcp::parse_data({_rx_hdr.data(), _rx_fr.header_len});
   if (h.cccid >= _params.depth || _slots[h.cccid].state != SlotState::wait ||
       _slots[h.cccid].dir != Dir::ctrl_to_host || _slots[h.cccid].resp_pending)
@@ -571,7 +571,7 @@ bool IoQueue::on_c2h_data_header() {
 }
 
 // The PDU's data (if any) has been received and checked.
-bool IoQueue::data_done() {
+bool TcpQueue::data_done() {
   _rx_state = RxState::header;
   _rx_have = 0;
   ++_counters.pdus_rx;
@@ -594,12 +594,12 @@ bool IoQueue::data_done() {
 }
 
 // Completes a slot once its response is in and none of its PDUs is still queued.
-void IoQueue::maybe_finish(uint16_t cid) {
+void TcpQueue::maybe_finish(uint16_t cid) {
   Slot& s = _slots[cid];
   if (s.resp_pending && s.state == SlotState::wait) complete(cid, s.cqe, false);
 }
 
-void IoQueue::complete(uint16_t cid, const nvme::Cqe& cqe, bool success_flag) {
+void TcpQueue::complete(uint16_t cid, const nvme::Cqe& cqe, bool success_flag) {
   Completion c;
   c.cqe = cqe;
   c.status = nvme::Status::from_field(static_cast<uint16_t>(cqe.status >> 1));
@@ -609,7 +609,7 @@ void IoQueue::complete(uint16_t cid, const nvme::Cqe& cqe, bool success_flag) {
 }
 
 // Frees the slot first, so the callback may submit again.
-void IoQueue::release(uint16_t cid, Completion& c) {
+void TcpQueue::release(uint16_t cid, Completion& c) {
   Slot& s = _slots[cid];
   const Callback cb = s.done;
   s.state = SlotState::free;
@@ -621,14 +621,14 @@ void IoQueue::release(uint16_t cid, Completion& c) {
   deliver(c, cid, s.len, s.submit_ns, cb);
 }
 
-void IoQueue::forget(uint16_t cid) {
+void TcpQueue::forget(uint16_t cid) {
   if (cid < _params.depth && _slots[cid].state != SlotState::free) _slots[cid].done = {};
 }
 
 // ---- errors and teardown ------------------------------------------------------------------
 
 // We found the target breaking the protocol: H2CTermReq with the offending header, then close.
-bool IoQueue::protocol_error(tcp::Fes fes, uint32_t fei, std::string what) {
+bool TcpQueue::protocol_error(tcp::Fes fes, uint32_t fei, std::string what) {
   const bool mid_pdu = _tx_count > 0 && _slots[_txq[_tx_head]].tx_off > 0;
   if (!mid_pdu) {  // a TermReq inside a half-sent PDU would not be framed
     std::array<uint8_t, tcp::term_max_plen> term{};
@@ -643,7 +643,7 @@ bool IoQueue::protocol_error(tcp::Fes fes, uint32_t fei, std::string what) {
   return false;
 }
 
-void IoQueue::fail(Error e) {
+void TcpQueue::fail(Error e) {
   if (_state == State::failed || _state == State::closed) return;
   _error = std::move(e);
   _state = _error.kind == Error::Kind::usage ? State::closed : State::failed;
@@ -665,9 +665,9 @@ void IoQueue::fail(Error e) {
   }
 }
 
-void IoQueue::close() { fail(Error::usage("queue closed by the host")); }
+void TcpQueue::close() { fail(Error::usage("queue closed by the host")); }
 
-Result<Ok> IoQueue::run_until_done(uint16_t cid, const bool& done, int timeout_ms) {
+Result<Ok> TcpQueue::run_until_done(uint16_t cid, const bool& done, int timeout_ms) {
   const uint64_t deadline = deadline_after(timeout_ms);
   while (!done) {
     if (_state != State::live) return _error;
@@ -683,7 +683,7 @@ Result<Ok> IoQueue::run_until_done(uint16_t cid, const bool& done, int timeout_m
 
 // ---- raw access ---------------------------------------------------------------------------
 
-Result<Ok> IoQueue::send_raw(std::span<const uint8_t> bytes, int timeout_ms) {
+Result<Ok> TcpQueue::send_raw(std::span<const uint8_t> bytes, int timeout_ms) {
   if (_fd < 0) return Error::usage("queue has no socket");
   const uint64_t deadline = deadline_after(timeout_ms);
   size_t off = 0;
@@ -708,7 +708,7 @@ Result<Ok> IoQueue::send_raw(std::span<const uint8_t> bytes, int timeout_ms) {
   return Ok{};
 }
 
-Result<Ok> IoQueue::fill_staging(int timeout_ms) {
+Result<Ok> TcpQueue::fill_staging(int timeout_ms) {
   if (_rx_begin == _rx_end) _rx_begin = _rx_end = 0;
   if (_rx_end == _rx.size()) return Ok{};
   pollfd pfd{_fd, POLLIN, 0};
@@ -724,7 +724,7 @@ Result<Ok> IoQueue::fill_staging(int timeout_ms) {
   return Ok{};
 }
 
-Result<RawPdu> IoQueue::recv_raw_pdu(int timeout_ms) {
+Result<RawPdu> TcpQueue::recv_raw_pdu(int timeout_ms) {
   if (_fd < 0) return Error::usage("queue has no socket");
   if (_rx_state != RxState::header || _rx_have != 0) return Error::usage("receive is inside a PDU");
   const uint64_t deadline = deadline_after(timeout_ms);
@@ -750,7 +750,7 @@ Result<RawPdu> IoQueue::recv_raw_pdu(int timeout_ms) {
   return out;
 }
 
-bool IoQueue::wait_peer_close(int timeout_ms) {
+bool TcpQueue::wait_peer_close(int timeout_ms) {
   if (_fd < 0) return _state == State::failed && _error.kind == Error::Kind::transport;
   const uint64_t deadline = deadline_after(timeout_ms);
   for (;;) {

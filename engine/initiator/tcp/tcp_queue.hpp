@@ -50,16 +50,16 @@ struct QueueCounters {
 };
 
 // State::live once ICResp was received; failed and closed close the socket.
-class IoQueue final : public Queue {
+class TcpQueue final : public Queue {
  public:
 
   // Opens a TCP connection, exchanges ICReq/ICResp (HPDA 0, MAXR2T 0, the target's digests)
   // and sends Fabrics Connect. On success cntlid() is the controller's ID from the response.
-  static Result<std::unique_ptr<IoQueue>> connect(const Target& t, const QueueParams& p);
+  static Result<std::unique_ptr<TcpQueue>> connect(const Target& t, const QueueParams& p);
 
-  ~IoQueue() override;  // closes the socket; outstanding commands are dropped without callbacks
-  IoQueue(const IoQueue&) = delete;
-  IoQueue& operator=(const IoQueue&) = delete;
+  ~TcpQueue() override;  // closes the socket; outstanding commands are dropped without callbacks
+  TcpQueue(const TcpQueue&) = delete;
+  TcpQueue& operator=(const TcpQueue&) = delete;
 
   // Queues a command. Returns its CID, or nullopt when all slots are busy, the queue is not
   // live, or the command is invalid (e.g. in-capsule data larger than icd_size()).
@@ -113,7 +113,7 @@ class IoQueue final : public Queue {
   struct Slot;
   enum class RxState : uint8_t { header, header_rest, pad, data, ddgst };
 
-  explicit IoQueue(const QueueParams& p);
+  explicit TcpQueue(const QueueParams& p);
   Result<Ok> open_socket(const Target& t);
   Result<Ok> exchange_ic(const Target& t);
   Result<Ok> send_connect(const Target& t);
