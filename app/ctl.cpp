@@ -245,7 +245,7 @@ void add_ctl_options(CLI::App& cmd, CtlOptions& opts) {
       "Exit 2: bad command line or JSON-PARAMS that is not JSON.\n"
       "Methods: engine.info, threading.get, threading.set, budgets.get, budgets.set,\n"
       "subsystems.list, subsystems.add, namespaces.add, namespaces.remove, stats.get, events.get,\n"
-      "events.add, threads.get (README.md \"Control socket\").\n"
+      "events.add, threads.get, ... (all: docs/reference/control-socket.md).\n"
       "Aliases: info, threading, budgets, subsystems, stats, events, threads.\n"
       "Examples:\n"
       "  nvmetune ctl threading.set '{\"mode\": \"poll\", \"threads\": 1, \"first_core\": 1}'\n"

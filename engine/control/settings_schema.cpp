@@ -1,5 +1,6 @@
-// The tuning settings' description (settings_schema.hpp). Help texts follow README's
-// configuration table and add the trade-off an operator weighs.
+// The tuning settings' description (settings_schema.hpp). Help texts say what a setting does and
+// the trade-off an operator weighs, in a few sentences: they are the app's tooltips and
+// docs/reference/configuration.md (`nvmetune config reference`); measurements go to bench/README.md.
 #include "engine/control/settings_schema.hpp"
 
 #include <algorithm>
@@ -55,7 +56,8 @@ std::vector<Setting> threading_rows() {
        .min = 0, .max = 10'000'000, .modes = {"poll"},
        .help = "poll: µs of polling without work before the thread sleeps. Longer keeps latency low after a quiet "
                "gap but burns the CPU while idle; 0 sleeps at once and frees the core, at the cost of a wake-up on the "
-               "next command."},
+               "next command. Changing it between 0 and non-zero switches the mode over (the queues' rings change "
+               "kind); a new non-zero value applies in place."},
       {.section = "threading", .key = "idle_poll_period_us", .type = T::integer, .label = "Idle poll period",
        .unit = "µs", .min = 0, .max = 10'000'000, .modes = {"bound"},
        .help = "bound: the longest a worker keeps polling its queues after the last work before it sleeps, as the "
@@ -84,7 +86,8 @@ std::vector<Setting> threading_rows() {
        .choices = {"epoll", "io_uring"}, .noun = "io_mechanism", .modes = all_modes,
        .help = "How a queue reads its socket: \"epoll\" (readiness and recv()) or \"io_uring\" (a multishot receive "
                "into provided buffers on the queue's own ring, no receive syscall). io_uring saves a syscall per "
-               "receive; epoll works on every kernel. Applies to connections accepted after the change; refused with "
+               "receive; epoll works on every kernel. Sends stay one sendmsg() per pass either way. Applies to "
+               "connections accepted after the change (stats show each queue's io_mechanism); refused with "
                "the kernel's reason where multishot receive is missing (before 6.0)."},
   };
 }
