@@ -3,10 +3,12 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "app/exit_code.hpp"
 #include "engine/control/settings_schema.hpp"
@@ -36,6 +38,24 @@ constexpr Section sections[] = {
 
 std::string code(std::string_view s) { return "`" + std::string(s) + "`"; }
 
+// A byte count as a size string where one says it exactly ("2MiB"), else the number.
+std::string size_text(int64_t bytes) {
+  static constexpr std::pair<int64_t, const char*> units[] = {
+      {int64_t{1} << 40, "TiB"}, {int64_t{1} << 30, "GiB"}, {int64_t{1} << 20, "MiB"}, {int64_t{1} << 10, "KiB"}};
+  for (const auto& [unit, name] : units)
+    if (bytes >= unit && bytes % unit == 0) return std::to_string(bytes / unit) + name;
+  return std::to_string(bytes);
+}
+
+std::string default_of(const control::Setting& s) {
+  std::string out = code(s.default_value.dump());
+  if (s.type == control::SettingType::size && s.default_value.is_number_integer()) {
+    const std::string text = size_text(s.default_value.get<int64_t>());
+    if (text != s.default_value.dump()) out += " (" + text + ")";
+  }
+  return out;
+}
+
 std::string range_of(const control::Setting& s) {
   std::string out;
   switch (s.type) {
@@ -47,14 +67,15 @@ std::string range_of(const control::Setting& s) {
     case control::SettingType::integer:
     case control::SettingType::size: break;
   }
-  const std::string lo = s.min ? std::to_string(*s.min) : "";
-  const std::string hi = s.max ? std::to_string(*s.max) : s.max_rule.empty() ? "" : std::string(s.max_rule);
+  const bool bytes = s.type == control::SettingType::size;
+  auto number = [bytes](int64_t v) { return bytes ? size_text(v) : std::to_string(v); };
+  const std::string lo = s.min ? number(*s.min) : "";
+  const std::string hi = s.max ? number(*s.max) : s.max_rule.empty() ? "" : std::string(s.max_rule);
   if (!lo.empty() && !hi.empty()) out = lo + ".." + hi;
   else if (!lo.empty()) out = "at least " + lo;
   else if (!hi.empty()) out = "at most " + hi;
   if (s.multiple_of > 1) out += ", a multiple of " + std::to_string(s.multiple_of);
   if (s.power_of_two) out += ", a power of two";
-  if (s.type == control::SettingType::size) out += " (bytes, or a size string such as `\"2MiB\"`)";
   return out;
 }
 
@@ -80,7 +101,8 @@ std::string configuration_reference_markdown() {
         "it. The rest of the document (listeners, subsystems, namespaces, sizes, validation) is in\n"
         "[config-file.md](config-file.md).\n\n"
         "*Live* settings change on a running engine without dropping an I/O; *at start* ones are read when\n"
-        "the engine starts (or, for socket options, when a connection is accepted).\n";
+        "the engine starts (or, for socket options, when a connection is accepted). A *size* is an integer\n"
+        "number of bytes or a string such as `\"2MiB\"` (binary units: [sizes](config-file.md)).\n";
   for (const Section& sec : sections) {
     md += "\n## `" + std::string(sec.name) + "`\n\n" + std::string(sec.intro) + "\n\n";
     md += "| key | type | range | default | applies to | when |\n|---|---|---|---|---|---|\n";
@@ -88,7 +110,7 @@ std::string configuration_reference_markdown() {
       std::string type(control::to_string(s->type));
       if (!s->unit.empty()) type += " (" + std::string(s->unit) + ")";
       md += "| " + code(s->key) + " | " + type + " | " +
-            range_of(*s) + " | " + code(s->default_value.dump()) + " | " + modes_of(*s) + " | " +
+            range_of(*s) + " | " + default_of(*s) + " | " + modes_of(*s) + " | " +
             (s->live ? "live" : "at start") + " |\n";
     }
     for (const control::Setting* s : control::settings_in(sec.name))
