@@ -181,14 +181,14 @@ std::vector<Setting> tcp_rows() {
        .modes = all_modes, .live = false,
        .help = "SO_PREFER_BUSY_POLL: the NIC queue defers its interrupts while the application busy-polls. Fewer "
                "interrupts and softirqs under load; needs busy_poll_us and the device's gro_flush_timeout / "
-               "napi_defer_hard_irqs to matter."},
+               "napi_defer_hard_irqs to matter, and CAP_NET_ADMIN."},
       {.section = "tcp", .key = "socket_buffer_bytes", .type = T::size, .label = "Socket buffers", .unit = "bytes",
        .min = 0, .max = 64 << 20, .modes = all_modes, .live = false,
        .help = "SO_SNDBUF and SO_RCVBUF of the listening and every accepted socket, 0..64MiB; 0 = the kernel's "
                "autotuning. Large fixed buffers let one sendmsg carry a whole pass of responses and one recv take "
                "many commands (SPDK asks for 2MiB too); each connection may hold this much memory each way. Set "
-               "with SO_SNDBUFFORCE/SO_RCVBUFFORCE as root, else capped by net.core.wmem_max/rmem_max. Applies to "
-               "connections accepted after start."},
+               "with SO_SNDBUFFORCE/SO_RCVBUFFORCE as root, else capped by net.core.wmem_max/rmem_max; the kernel "
+               "reports twice the value. Applies to connections accepted after start."},
   };
 }
 
