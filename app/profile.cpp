@@ -1,4 +1,4 @@
-// `nvmetune profile save|list|show|diff|export|import|apply|delete` (README.md "Tuning profiles").
+// `nvmetune profile save|list|show|diff|export|import|apply|delete` (docs/guide/profiles.md).
 // The model, its validation, diff, importers and apply live in data/profile/; this file reads
 // the command line, the files, the store and the control socket, and prints.
 #include "app/profile.hpp"
