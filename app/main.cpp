@@ -115,7 +115,8 @@ int main(int argc, char** argv) {
   std::string screenshot_dir;
   cli.add_option("--screenshot", screenshot_dir,
                  "Run a short built-in load against an embedded engine, switch the mode once, write every main "
-                 "view to DIR/<view>.png (and <view>-dark.png) and exit. Works without a display "
+                 "view to DIR/<view>.png (and <view>-dark.png, <view>-4k.png: 3840x2160 at 200 %) and exit. Works "
+                 "without a display "
                  "(QT_QPA_PLATFORM=offscreen).")
       ->type_name("DIR");
   cli.require_subcommand(0, 1);
