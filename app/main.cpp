@@ -116,8 +116,7 @@ int main(int argc, char** argv) {
   cli.add_option("--screenshot", screenshot_dir,
                  "Run a short built-in load against an embedded engine, switch the mode once, write every main "
                  "view to DIR/<view>.png (and <view>-dark.png, <view>-4k.png: 3840x2160 at 200 %) and exit. Works "
-                 "without a display "
-                 "(QT_QPA_PLATFORM=offscreen).")
+                 "without a display (QT_QPA_PLATFORM=offscreen).")
       ->type_name("DIR");
   cli.require_subcommand(0, 1);
   cli.footer("Run `nvmetune SUBCOMMAND --help` for a subcommand's options.");
