@@ -17,6 +17,8 @@
 
 #include "app/exit_code.hpp"
 #include "app/serve_record.hpp"
+#include "engine/backend/ram/ram_backend.hpp"
+#include "engine/control/cpu_mask.hpp"
 #include "engine/control/rpc_methods.hpp"
 #include "engine/control/rpc_server.hpp"
 #include "data/profile/profile_methods.hpp"
@@ -129,6 +131,8 @@ std::string format_size(uint64_t bytes) {
   return std::to_string(bytes) + " " + units[u];
 }
 
+std::string ram_memory_text(const backend::BackendSpec& b);
+
 void print_subsystem(const control::SubsystemConfig& s) {
   std::printf("nvmetune: subsystem %s (%s)\n", s.nqn.c_str(),
               s.allow_any_host ? "any host" : (std::to_string(s.hosts.size()) + " allowed host(s)").c_str());
@@ -136,8 +140,38 @@ void print_subsystem(const control::SubsystemConfig& s) {
     const auto& b = ns.backend;
     std::string what = b.kind + (b.path.empty() ? "" : " " + b.path);
     std::string size = b.size_bytes ? format_size(b.size_bytes) : "file size";
-    std::printf("  nsid %u: %s, %s, %u-byte blocks\n", ns.nsid, what.c_str(), size.c_str(), ns.block_size);
+    std::printf("  nsid %u: %s, %s, %u-byte blocks%s\n", ns.nsid, what.c_str(), size.c_str(), ns.block_size,
+                b.kind == "ram" ? ram_memory_text(b).c_str() : "");
   }
+}
+
+// What a RAM namespace's memory is made of: an operator comparing runs needs to know whether
+// it had huge pages and whether it was faulted in at start.
+std::string ram_memory_text(const backend::BackendSpec& b) {
+  const std::string_view thp = backend::transparent_huge_pages();
+  std::string text = thp == "always" || thp == "madvise"
+                         ? ", transparent huge pages"
+                         : ", 4k pages (transparent huge pages are " + std::string(thp) + " here)";
+  return text + (b.populate ? ", populated" : ", faulted in as written");
+}
+
+// The threading the engine runs, as the executor reports its threads: with no cpumask the
+// workers cover the CPUs this process may run on (taskset, cgroups), which is worth saying.
+void print_threading(const engine::Engine& engine) {
+  const auto t = engine.threading();
+  std::vector<unsigned> cpus;
+  unsigned workers = 0;
+  for (const auto& th : engine.threads()) {
+    if (th.role != "worker" && th.role != "poller") continue;
+    ++workers;
+    cpus.insert(cpus.end(), th.cpus.begin(), th.cpus.end());
+  }
+  std::sort(cpus.begin(), cpus.end());
+  cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
+  std::printf("nvmetune: threading %s (%s), %u worker%s on CPU%s %s%s\n", t.mode.c_str(), t.io_mechanism.c_str(),
+              workers, workers == 1 ? "" : "s", cpus.size() == 1 ? "" : "s",
+              cpus.empty() ? "any" : control::format_cpu_list(cpus).c_str(),
+              t.cpus.empty() ? " (the CPUs this process may run on; threading.cpumask picks others)" : "");
 }
 
 void print_connect_lines(const engine::ListenerInfo& l, const control::Config& cfg) {
@@ -166,6 +200,7 @@ void print_control_socket(const control::RpcServer& rpc) {
 void print_banner(const engine::Engine& engine, const control::RpcServer* rpc) {
   const auto cfg = engine.config();
   for (const auto& s : cfg.subsystems) print_subsystem(s);
+  print_threading(engine);
   for (const auto& l : engine.listeners()) print_connect_lines(l, cfg);
   if (rpc) print_control_socket(*rpc);
   std::printf("nvmetune: ready\n");
@@ -229,7 +264,7 @@ void add_serve_options(CLI::App& cmd, ServeOptions& opts) {
                  "or KiB/MiB/GiB/TiB (both 1024-based), e.g. 64MiB.")
       ->type_name("SIZE");
   cmd.add_option("--nqn", opts.nqn, "Rename the first subsystem (must start with \"nqn.\").")->type_name("NQN");
-  cmd.add_option("--threads", opts.threads, "Engine worker threads (0 = one per online CPU).")->type_name("N");
+  cmd.add_option("--threads", opts.threads, "Worker threads of the unbound, poll and inline modes (0 = one per CPU this process may run on); bound runs one worker per CPU of its cpumask.")->type_name("N");
   auto* socket = cmd.add_option("--control-socket", opts.control.path,
                                 "The control socket (JSON-RPC, mode 0600) for `nvmetune ctl`.\n"
                                 "Default: " + control::default_control_socket_path() + ".")

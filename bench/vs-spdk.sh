@@ -22,6 +22,9 @@ size_mib=${SIZE_MIB:-1024}
 # sleeping, as long as the gaps between commands call for); bound~N:fixed always polls N µs
 # (threading.idle_poll_adaptive false).
 # MODE[+io_uring]@/path/to/nvmetune runs another build in that variant (A/B of two builds).
+# defaults is `nvmetune serve` as a user starts it: no threading section, the namespace not
+# populated (huge pages advised, faulted in by the write pass); the other variants are tuned
+# (one worker on the target CPU, the namespace populated at start).
 variants=${VARIANTS:-"spdk-posix spdk-uring bound bound+io_uring poll poll+io_uring"}
 workloads=${WORKLOADS:-"4k-randread-qd32 4k-randread-qd1 4k-randwrite-qd32 128k-read-qd8"}
 # The kernel split (syscalls per I/O, the time in each, and which CPU handled the host's
@@ -87,13 +90,15 @@ start_spdk() {  # start_spdk posix|uring
 }
 
 start_nvmetune() {  # start_nvmetune MODE[~IDLE_US[:fixed]][+MECHANISM][@BINARY]
-  local spec=${1%%@*} b=$bin mode mech=epoll threading idle= fixed=
+  local spec=${1%%@*} b=$bin mode mech=epoll threading idle= fixed= populate='"populate": true'
   [[ $1 == *@* ]] && b=${1#*@}
   mode=${spec%%+*}
   [[ $spec == *+* ]] && mech=${spec#*+}
   [[ $mode == *~* ]] && { idle=${mode#*~}; mode=${mode%%~*}; }
   [[ $idle == *:fixed ]] && { idle=${idle%:fixed}; fixed=1; }
-  if [ "$mode" = poll ]; then
+  if [ "$mode" = defaults ]; then
+    threading= populate='"populate": false'
+  elif [ "$mode" = poll ]; then
     threading="{\"mode\": \"poll\", \"threads\": 1, \"first_core\": $target_cpu, \"io_mechanism\": \"$mech\"}"
   else
     threading="{\"mode\": \"$mode\", \"cpumask\": \"$target_cpu\", \"threads\": 1, \"io_mechanism\": \"$mech\""
@@ -107,8 +112,8 @@ start_nvmetune() {  # start_nvmetune MODE[~IDLE_US[:fixed]][+MECHANISM][@BINARY]
   "listeners": [{"trtype": "tcp", "traddr": "127.0.0.1", "trsvcid": "$port"}],
   "subsystems": [{"nqn": "$nqn", "allow_any_host": true,
                   "namespaces": [{"nsid": 1, "backend": "ram", "size": "${size_mib}MiB", "block_size": 4096,
-                                  "populate": true}]}],
-  "threading": $threading
+                                  $populate}]}]${threading:+,
+  \"threading\": $threading}
 }
 JSON
   taskset -c "$target_cpu" "$b" serve --config "$out_dir/nvmetune.json" \

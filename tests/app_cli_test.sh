@@ -68,7 +68,12 @@ nqn=nqn.2026-12.io.nvmetune:cli-test
 if start_serve term --listen 127.0.0.1:0 --ram 16MiB --nqn "$nqn" --threads 1; then
   expect_line "$work/term.out" "  nvme discover -t tcp -a 127.0.0.1 -s $port"
   expect_line "$work/term.out" "  nvme connect -t tcp -a 127.0.0.1 -s $port -n $nqn"
-  expect_line "$work/term.out" "  nsid 1: ram, 16 MiB, 512-byte blocks"
+  grep -qE '^  nsid 1: ram, 16 MiB, 512-byte blocks, (transparent huge pages|4k pages \(transparent huge pages are [a-z]+ here\)), faulted in as written$' "$work/term.out" ||
+    { fail "namespace line (size, blocks, pages)"; cat "$work/term.out"; }
+  # With no cpumask, bound runs one worker per CPU this process may run on (issue 35), and says so.
+  n=$(nproc); cpus=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
+  workers="$n workers on CPUs $cpus"; [ "$n" = 1 ] && workers="1 worker on CPU $cpus"
+  expect_line "$work/term.out" "nvmetune: threading bound (epoll), $workers (the CPUs this process may run on; threading.cpumask picks others)"
   [ "$(tail -1 "$work/term.out")" = "nvmetune: ready" ] || fail "ready is not the last line"
   if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then pass "port $port accepts TCP"; else fail "port $port refuses TCP"; fi
 

@@ -75,8 +75,8 @@ struct RdmaConfig {
 // The execution model (DESIGN.md "Execution models"); every field can change live.
 struct ThreadingConfig {
   std::string mode = "bound";      // bound | unbound | poll | inline
-  std::vector<unsigned> cpus;      // worker cpumask as CPU numbers; empty = every online CPU
-  unsigned threads = 0;            // unbound/poll/inline workers; 0 = one per CPU of the mask
+  std::vector<unsigned> cpus;      // worker cpumask as CPU numbers; empty = every CPU this process may run on
+  unsigned threads = 0;            // unbound/poll/inline workers; 0 = one per CPU of the mask (bound: always)
   std::string queue_cpu = "incoming";   // bound: incoming (SO_INCOMING_CPU) | round_robin
   std::string affinity_scope = "cache"; // unbound: cpu | smt | cache | numa | system
   bool strict = false;             // unbound: workers never leave their pod's CPUs

@@ -375,6 +375,31 @@ TEST(RamBackendPopulate, EveryPageResidentFromCreationAndAfterDeallocate) {
   }
 }
 
+// Every RAM namespace asks for transparent huge pages (issue 35: 4k randread over 1 GiB ran
+// 17 % slower on 4k pages): its memory starts at a 2 MiB boundary, and where the kernel grants
+// huge pages the first write into an extent faults in the whole 2 MiB, not 4k.
+TEST(RamBackendHugePages, FirstWriteFaultsInTheWholeExtent) {
+  constexpr uint64_t huge = 2 << 20, bytes = 16 * huge;
+  BackendSpec spec;
+  spec.kind = "ram";
+  spec.size_bytes = bytes;
+  std::string error;
+  auto ram = backend::open_backend(spec, error);
+  ASSERT_NE(ram, nullptr) << error;
+  std::span<uint8_t> mem = backend::ram_backend_memory(*ram);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(mem.data()) % huge, 0u) << "the namespace starts inside a huge page";
+  const std::string_view thp = backend::transparent_huge_pages();
+  if (thp != "always" && thp != "madvise") GTEST_SKIP() << "transparent huge pages are " << thp << " on this kernel";
+  IoContext ctx{ring_entries};
+  auto out = make_buffer(block);
+  fill(out.get(), block, 9);
+  Io w = make_io(IoOp::write, 4 * huge + 2 * block, block, out.get());
+  ASSERT_EQ(run(*ram, ctx, w), 0);
+  EXPECT_EQ(resident_pages(mem.data() + 4 * huge, huge), huge / block)
+      << "one 4k write left part of its 2 MiB extent unmapped: no huge page (memory too fragmented, or not advised)";
+  EXPECT_EQ(resident_pages(mem.data(), 4 * huge), 0u) << "extents nobody wrote stay unbacked";
+}
+
 TEST_F(RamBackendTest, OutOfRangeIsAnError) {
   auto buf = make_buffer(2 * block);
   Io past = make_io(IoOp::read, size - block, 2 * block, buf.get());

@@ -1,13 +1,15 @@
 #pragma once
 // The RAM backend: a namespace held in anonymous memory, served synchronously with memcpy.
 // Pages cost memory only once written (MAP_NORESERVE), so a large namespace is cheap to
-// declare; Write Zeroes and Deallocate give whole pages back to the kernel. Populated
+// declare; Write Zeroes and Deallocate give whole pages back to the kernel. The memory asks for
+// transparent huge pages (2 MiB extents, faulted in whole at their first write). Populated
 // (BackendSpec::populate), every page is resident from creation on and stays so. With a delay, data
 // is copied at submission and the completion comes that long after, via the queue's io_uring.
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "engine/backend/backend.hpp"
 
@@ -40,6 +42,10 @@ class RamBackend final : public Backend {
 // Requires spec.size_bytes to be a positive multiple of 4096. On failure returns nullptr and
 // sets error.
 std::unique_ptr<Backend> open_ram_backend(const BackendSpec& spec, std::string& error);
+
+// The kernel's transparent huge page mode ("always", "madvise", "never"; "absent" when the
+// kernel has none): every RAM namespace asks for huge pages, which only "never" and "absent" refuse.
+std::string_view transparent_huge_pages();
 
 // Test hook: the memory behind a RAM backend (empty for any other backend), so a test can
 // corrupt a block behind the engine's back.

@@ -20,7 +20,7 @@ class Worker;
 
 class EventExecutor final : public Executor {
  public:
-  // Starts cfg.threads workers (0 = hardware_concurrency). Throws std::system_error when an
+  // Starts cfg.threads workers (0 = one per CPU the process may run on). Throws std::system_error when an
   // epoll set, an eventfd or a thread cannot be created.
   explicit EventExecutor(const EventExecutorConfig& cfg);
   ~EventExecutor() override;  // stop()
