@@ -1,5 +1,5 @@
 #pragma once
-// `nvmetune ctl`: the control socket's client (README.md "Control socket").
+// `nvmetune ctl`: the control socket's client (docs/reference/control-socket.md).
 #include <string>
 
 namespace CLI {

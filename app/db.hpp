@@ -1,6 +1,6 @@
 #pragma once
 // `nvmetune db`: read and maintain the SQLite store (runs, series, events, percentiles,
-// compare, export, vacuum). README.md "Store".
+// compare, export, vacuum). docs/guide/compare-runs.md.
 #include <functional>
 
 namespace CLI {

@@ -1,5 +1,5 @@
 #pragma once
-// nvmetune's exit codes (documented in --help and README.md).
+// nvmetune's exit codes (documented in --help and docs/reference/cli.md).
 namespace app {
 
 inline constexpr int exit_ok = 0;       // ran and stopped cleanly

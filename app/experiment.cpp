@@ -171,7 +171,7 @@ bool write_results(const ExperimentOptions& o, const ExperimentPlan& plan, const
 }  // namespace
 
 void add_experiment_options(CLI::App& cmd, ExperimentOptions& o) {
-  cmd.add_option("file", o.file, "The experiment, a JSON file (README.md \"nvmetune experiment\").")
+  cmd.add_option("file", o.file, "The experiment, a JSON file (docs/guide/compare-runs.md).")
       ->required()
       ->type_name("FILE.json");
   cmd.add_option("--socket", o.socket,

@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "app/config_cmd.hpp"
 #include "app/ctl.hpp"
 #include "app/db.hpp"
 #include "app/exit_code.hpp"
@@ -67,14 +68,15 @@ std::function<int()> attach_ctl(CLI::App& cmd) {
 }
 
 constexpr Subcommand subcommands[] = {
-    {"serve", "Run the NVMe/TCP target headless until SIGINT/SIGTERM.", attach_serve},
+    {"serve", "Run the NVMe-oF target (TCP and RDMA listeners) headless until SIGINT/SIGTERM.", attach_serve},
     {"ctl", "Query or tune a running engine over its control socket (JSON-RPC).", attach_ctl},
-    {"perf", "NVMe/TCP load generator (spdk_nvme_perf target string, fio-shaped results).", attach_perf},
+    {"perf", "NVMe/TCP and NVMe/RDMA load generator (spdk_nvme_perf target string, fio-shaped results).", attach_perf},
     {"profile", "Tuning profiles: save, list, show, diff, export, import (nvmetcli, SPDK), apply.", app::attach_profile},
     {"hog", "CPU-contention generator: busy/sleep duty-cycle threads pinned to CPUs.", attach_hog},
     {"experiment", "Run engine settings x workloads x contention levels and compare them.", attach_experiment},
     {"db", "Read the recorded statistics database: runs, series, percentiles, compare, export, vacuum.", app::attach_db},
     {"steer", "IRQ affinity, RPS/XPS/RFS and busy polling: show, plan (dry run), apply, revert.", app::attach_steer},
+    {"config", "The configuration's tuning settings from the schema the engine validates with: reference (Markdown), schema (JSON).", app::attach_config},
     {"probe", "eBPF probes: runqlat, irqload, wqlat, biolat, socklat, usdtlat (standalone or list/start/stop).", app::attach_probe},
 };
 
@@ -102,7 +104,7 @@ int run_default(bool headless) {
 
 int main(int argc, char** argv) {
   CLI::App cli{
-      "nvmetune: an NVMe-over-Fabrics (NVMe/TCP) target with live tuning of its execution model.\n"
+      "nvmetune: an NVMe-over-Fabrics target (NVMe/TCP and NVMe/RDMA) with live tuning of its execution model.\n"
       "Without a subcommand: opens the GUI when a display is available ($DISPLAY or\n"
       "$WAYLAND_DISPLAY), otherwise serves the embedded default headless (as `nvmetune serve`):\n"
       "a 1 GiB RAM namespace in nqn.2026-12.io.nvmetune:default on 127.0.0.1:4420.",
@@ -113,8 +115,8 @@ int main(int argc, char** argv) {
   std::string screenshot_dir;
   cli.add_option("--screenshot", screenshot_dir,
                  "Run a short built-in load against an embedded engine, switch the mode once, write every main "
-                 "view to DIR/<view>.png (and <view>-dark.png) and exit. Works without a display "
-                 "(QT_QPA_PLATFORM=offscreen).")
+                 "view to DIR/<view>.png (and <view>-dark.png, <view>-4k.png: 3840x2160 at 200 %) and exit. Works "
+                 "without a display (QT_QPA_PLATFORM=offscreen).")
       ->type_name("DIR");
   cli.require_subcommand(0, 1);
   cli.footer("Run `nvmetune SUBCOMMAND --help` for a subcommand's options.");

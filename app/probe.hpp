@@ -1,5 +1,5 @@
 #pragma once
-// `nvmetune probe`: the eBPF probes (probes/) on the command line. README.md "Probes".
+// `nvmetune probe`: the eBPF probes (probes/) on the command line. docs/guide/probes.md.
 //   nvmetune probe list|start|stop ...       against a running serve's control socket
 //   nvmetune probe NAME [INTERVAL [COUNT]]   standalone, bcc-style log2 histograms
 #include <functional>

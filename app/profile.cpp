@@ -1,4 +1,4 @@
-// `nvmetune profile save|list|show|diff|export|import|apply|delete` (README.md "Tuning profiles").
+// `nvmetune profile save|list|show|diff|export|import|apply|delete` (docs/guide/profiles.md).
 // The model, its validation, diff, importers and apply live in data/profile/; this file reads
 // the command line, the files, the store and the control socket, and prints.
 #include "app/profile.hpp"
@@ -307,7 +307,7 @@ std::function<int()> attach_profile(CLI::App& cmd) {
   sub("apply", "Apply NAME or FILE to the running engine, live.", run_apply)->add_option("name", o->name, "NAME or FILE")->required();
   sub("delete", "Delete a saved profile.", run_delete)->add_option("name", o->name, "NAME")->required();
   cmd.footer(
-      "Profiles are JSON documents (\"schema\": \"nvmetune.profile/1\", README.md \"Tuning profiles\").\n"
+      "Profiles are JSON documents (\"schema\": \"nvmetune.profile/1\", docs/guide/profiles.md).\n"
       "Every error is printed with its JSON path; an invalid profile changes nothing.\n"
       "Exit codes: 0 done, 1 failed (invalid profile, refused by the engine, no engine, store error),\n"
       "2 bad command line.\n"

@@ -249,7 +249,7 @@ int wait_for_stop(const engine::Engine& engine, const sigset_t& stop) {
 
 void add_serve_options(CLI::App& cmd, ServeOptions& opts) {
   cmd.add_option("-c,--config", opts.config_path,
-                 "JSON configuration (format: README.md). Without it: the embedded\n"
+                 "JSON configuration (format: docs/reference/config-file.md). Without it: the embedded\n"
                  "default, a 1 GiB RAM namespace in nqn.2026-12.io.nvmetune:default\n"
                  "on 127.0.0.1:4420, any host allowed.")
       ->type_name("FILE.json");

@@ -16,13 +16,13 @@ class App;
 
 namespace app {
 
-// The control socket `serve` runs next to the engine (JSON-RPC, README.md "Control socket").
+// The control socket `serve` runs next to the engine (JSON-RPC, docs/reference/control-socket.md).
 struct ControlSocketOptions {
   bool enabled = true;  // --no-control-socket turns it off
   std::string path;     // --control-socket PATH; empty = control::default_control_socket_path()
 };
 
-// Recording into the SQLite store (README.md "Store"). Opt-in: nothing is written unless
+// Recording into the SQLite store (docs/guide/compare-runs.md). Opt-in: nothing is written unless
 // --db or --record is given, so a plain `serve` leaves no file behind.
 struct RecordOptions {
   std::string db_path;            // --db PATH, or data::default_db_path() with --record; empty = off

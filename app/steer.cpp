@@ -222,7 +222,7 @@ int run_revert(const SteerOptions& o) {
 }
 
 void add_rule_options(CLI::App* c, SteerOptions& o) {
-  c->add_option("request", o.request_json, "a steering request as JSON (README.md \"Steering\")");
+  c->add_option("request", o.request_json, "a steering request as JSON (docs/guide/steer.md)");
   c->add_option("-f,--file", o.request_file, "read the JSON request from a file");
   c->add_option("--irq", o.irq, "IRQ=CPUS or DEV[:QUEUE]=CPUS: interrupt line(s) to CPUs (repeatable)");
   c->add_option("--rps", o.rps, "DEV[:QUEUE]=CPUS[/FLOWCNT]: RPS CPUs (\"none\" = off) and rps_flow_cnt of rx queue(s)");

@@ -1,7 +1,7 @@
 #pragma once
 // `nvmetune steer show|plan|apply|revert`: IRQ affinity, RPS/XPS/RFS and busy-poll sysctls of
 // a running engine, through its control socket (steering.*), or the state file left by a
-// crashed engine. README.md "Steering".
+// crashed engine. docs/guide/steer.md.
 #include <functional>
 
 namespace CLI {

@@ -161,7 +161,7 @@ void MainWindow::build_menus() {
   QMenu* help = menuBar()->addMenu("&Help");
   help->addAction("&About nvmetune", this, [this] {
     QMessageBox::about(this, "About nvmetune",
-                       "nvmetune " NVMETUNE_VERSION "\nAn NVMe/TCP target with live tuning of its execution model.");
+                       "nvmetune " NVMETUNE_VERSION "\nAn NVMe-over-Fabrics target (TCP and RDMA) with live tuning of its execution model.");
   });
 }
 

@@ -1,5 +1,6 @@
-// The tuning settings' description (settings_schema.hpp). Help texts follow README's
-// configuration table and add the trade-off an operator weighs.
+// The tuning settings' description (settings_schema.hpp). Help texts say what a setting does and
+// the trade-off an operator weighs, in a few sentences: they are the app's tooltips and
+// docs/reference/configuration.md (`nvmetune config reference`); measurements go to bench/README.md.
 #include "engine/control/settings_schema.hpp"
 
 #include <algorithm>
@@ -55,7 +56,8 @@ std::vector<Setting> threading_rows() {
        .min = 0, .max = 10'000'000, .modes = {"poll"},
        .help = "poll: µs of polling without work before the thread sleeps. Longer keeps latency low after a quiet "
                "gap but burns the CPU while idle; 0 sleeps at once and frees the core, at the cost of a wake-up on the "
-               "next command."},
+               "next command. Changing it between 0 and non-zero switches the mode over (the queues' rings change "
+               "kind); a new non-zero value applies in place."},
       {.section = "threading", .key = "idle_poll_period_us", .type = T::integer, .label = "Idle poll period",
        .unit = "µs", .min = 0, .max = 10'000'000, .modes = {"bound"},
        .help = "bound: the longest a worker keeps polling its queues after the last work before it sleeps, as the "
@@ -84,7 +86,8 @@ std::vector<Setting> threading_rows() {
        .choices = {"epoll", "io_uring"}, .noun = "io_mechanism", .modes = all_modes,
        .help = "How a queue reads its socket: \"epoll\" (readiness and recv()) or \"io_uring\" (a multishot receive "
                "into provided buffers on the queue's own ring, no receive syscall). io_uring saves a syscall per "
-               "receive; epoll works on every kernel. Applies to connections accepted after the change; refused with "
+               "receive; epoll works on every kernel. Sends stay one sendmsg() per pass either way. Applies to "
+               "connections accepted after the change (stats show each queue's io_mechanism); refused with "
                "the kernel's reason where multishot receive is missing (before 6.0)."},
   };
 }
@@ -178,14 +181,14 @@ std::vector<Setting> tcp_rows() {
        .modes = all_modes, .live = false,
        .help = "SO_PREFER_BUSY_POLL: the NIC queue defers its interrupts while the application busy-polls. Fewer "
                "interrupts and softirqs under load; needs busy_poll_us and the device's gro_flush_timeout / "
-               "napi_defer_hard_irqs to matter."},
+               "napi_defer_hard_irqs to matter, and CAP_NET_ADMIN."},
       {.section = "tcp", .key = "socket_buffer_bytes", .type = T::size, .label = "Socket buffers", .unit = "bytes",
        .min = 0, .max = 64 << 20, .modes = all_modes, .live = false,
        .help = "SO_SNDBUF and SO_RCVBUF of the listening and every accepted socket, 0..64MiB; 0 = the kernel's "
                "autotuning. Large fixed buffers let one sendmsg carry a whole pass of responses and one recv take "
                "many commands (SPDK asks for 2MiB too); each connection may hold this much memory each way. Set "
-               "with SO_SNDBUFFORCE/SO_RCVBUFFORCE as root, else capped by net.core.wmem_max/rmem_max. Applies to "
-               "connections accepted after start."},
+               "with SO_SNDBUFFORCE/SO_RCVBUFFORCE as root, else capped by net.core.wmem_max/rmem_max; the kernel "
+               "reports twice the value. Applies to connections accepted after start."},
   };
 }
 

@@ -21,7 +21,7 @@ using control::ConfigError;
 using control::parse_config;
 using json = nlohmann::json;
 
-// The full example documented in README.md ("Configuration").
+// The full example documented in docs/reference/config-file.md.
 constexpr const char* full_example = R"({
   "listeners": [
     {"trtype": "tcp", "traddr": "127.0.0.1", "trsvcid": "4420"},
@@ -215,21 +215,22 @@ TEST(Config, FullExampleRoundTrips) {
   EXPECT_EQ(independent_json(second.config), independent_json(first.config));
 }
 
-// The example in README.md is a valid configuration (keeps the documentation honest).
-TEST(Config, ReadmeExampleIsValid) {
+// The example in docs/reference/config-file.md is a valid configuration (keeps the documentation
+// honest).
+TEST(Config, DocumentedExampleIsValid) {
   const auto root = test_support::source_dir();
   if (root.empty()) GTEST_SKIP() << "NVMETUNE_SOURCE_DIR is not set (CTest sets it)";
-  const auto readme = root / "README.md";
-  std::ifstream in(readme);
-  ASSERT_TRUE(in) << "cannot read " << readme;
+  const auto page = root / "docs" / "reference" / "config-file.md";
+  std::ifstream in(page);
+  ASSERT_TRUE(in) << "cannot read " << page;
   std::stringstream text;
   text << in.rdbuf();
   const std::string doc = text.str();
-  // The example of the "Configuration (JSON)" section (other sections show other documents).
-  const auto section = doc.find("## Configuration (JSON)");
-  ASSERT_NE(section, std::string::npos) << "README.md has no Configuration (JSON) section";
+  // The page's first example (the whole document); later ones may show other documents.
+  const auto section = doc.find("# The configuration file (JSON)");
+  ASSERT_NE(section, std::string::npos) << page << " has no \"The configuration file (JSON)\" title";
   const auto start = doc.find("```json\n", section);
-  ASSERT_NE(start, std::string::npos) << "README.md's Configuration section has no ```json block";
+  ASSERT_NE(start, std::string::npos) << page << " has no ```json block";
   const auto end = doc.find("```", start + 8);
   auto r = parse_config(doc.substr(start + 8, end - start - 8));
   EXPECT_TRUE(r.errors.empty()) << dump(r.errors);

@@ -190,7 +190,7 @@ QWidget* SteeringView::build_picker() {
 QWidget* SteeringView::build_planner() {
   auto* box = new QGroupBox("Plan", this);
   _request = new QPlainTextEdit(box);
-  _request->setToolTip("The steering request sent (README \"Steering\"): edit it for per-queue rules, flow counts, "
+  _request->setToolTip("The steering request sent (docs/guide/steer.md): edit it for per-queue rules, flow counts, "
                        "rps_sock_flow_entries, busy_poll");
   _dry_run = new QPushButton("&Dry run", box);
   _dry_run->setToolTip("steering.plan: every file with its value now and the value it would get; nothing is written");
@@ -343,7 +343,7 @@ void SteeringView::update_request() {
 bool SteeringView::request(json& out) {
   out = json::parse(_request->toPlainText().toStdString(), nullptr, false);
   if (out.is_object()) return true;
-  _refusal->setText("the request is not a JSON object (README \"Steering\" shows its shape)");
+  _refusal->setText("the request is not a JSON object (docs/guide/steer.md shows its shape)");
   return false;
 }
 

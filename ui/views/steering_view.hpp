@@ -4,7 +4,7 @@
 // of the listeners' interfaces with their affinity and rate, and each RX/TX queue's RPS/XPS mask.
 // A plan is built by picking CPUs on a CPU chooser (the topology picker) for the interface's
 // lines and queues, or for one IRQ line, RX queue (RPS) or TX queue (XPS); the picked set is
-// the plan's row, still editable as text (or the request itself, README "Steering"). Each pick
+// the plan's row, still editable as text (or the request itself, docs/guide/steer.md). Each pick
 // re-runs the dry run, whose diff (path, old, new) shows what Apply writes (all or nothing);
 // Revert restores it. A refusal (a managed IRQ, a read-only /proc, no root) is shown with each file named.
 #include <QWidget>

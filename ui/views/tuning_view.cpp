@@ -36,7 +36,7 @@ QString section_heading(std::string_view section) {
   if (section == "threading") return "Execution model";
   if (section == "budgets") return "Budgets (per io_work)";
   if (section == "rdma") return "RDMA transport (applies at start: set in the configuration)";
-  return "TCP transport (applies at start: set in the configuration)";
+  return "TCP, queue limits (at start: set in the configuration)";
 }
 
 bool applies_to(const control::Setting& f, const std::string& mode) {
