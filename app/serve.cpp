@@ -15,10 +15,11 @@
 #include <memory>
 #include <sstream>
 
+#include "engine/system/topology.hpp"
 #include "app/exit_code.hpp"
 #include "app/serve_record.hpp"
 #include "engine/backend/ram/ram_backend.hpp"
-#include "engine/control/cpu_mask.hpp"
+#include "engine/control/config_cpumask.hpp"
 #include "engine/control/rpc_methods.hpp"
 #include "engine/control/rpc_server.hpp"
 #include "data/profile/profile_methods.hpp"
@@ -170,7 +171,7 @@ void print_threading(const engine::Engine& engine) {
   cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
   std::printf("nvmetune: threading %s (%s), %u worker%s on CPU%s %s%s\n", t.mode.c_str(), t.io_mechanism.c_str(),
               workers, workers == 1 ? "" : "s", cpus.size() == 1 ? "" : "s",
-              cpus.empty() ? "any" : control::format_cpu_list(cpus).c_str(),
+              cpus.empty() ? "any" : sys::format_cpu_list(cpus).c_str(),
               t.cpus.empty() ? " (the CPUs this process may run on; threading.cpumask picks others)" : "");
 }
 

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "data/profile/profile.hpp"
+#include "engine/system/topology.hpp"
 #include "engine/control/config_json.hpp"
 
 namespace data {
@@ -16,7 +17,7 @@ constexpr std::string_view text_order[] = {"schema",   "name",      "description
                                            "tcp",      "steering",  "listeners",   "subsystems"};
 
 std::string cpus_text(const std::vector<unsigned>& cpus) {
-  return cpus.empty() ? std::string("all") : control::format_cpu_list(cpus);
+  return cpus.empty() ? std::string("all") : sys::format_cpu_list(cpus);
 }
 
 }  // namespace

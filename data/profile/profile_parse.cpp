@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "data/profile/profile.hpp"
+#include "engine/system/topology.hpp"
 #include "engine/control/config_json.hpp"
 
 namespace data {
@@ -32,7 +33,7 @@ constexpr uint64_t queue_index_max = 65535;
 
 class Checker {
  public:
-  explicit Checker(std::vector<ConfigError>& errors) : _errors(errors), _online(control::online_cpus()) {}
+  explicit Checker(std::vector<ConfigError>& errors) : _errors(errors), _online(sys::online_cpus()) {}
 
   void error(std::string path, std::string message) { _errors.push_back({std::move(path), std::move(message)}); }
 

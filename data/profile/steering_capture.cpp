@@ -3,6 +3,7 @@
 
 #include <regex>
 
+#include "engine/system/topology.hpp"
 #include "engine/control/config.hpp"
 
 namespace data {
@@ -13,9 +14,10 @@ using json = nlohmann::json;
 
 // "0-3" → {0,1,2,3}; nullopt for an empty list (off: not a profile value) or null.
 std::optional<std::vector<unsigned>> cpus_of(const json& v) {
-  std::vector<unsigned> cpus;
-  if (!v.is_string() || !control::parse_cpu_list(v.get<std::string>(), cpus) || cpus.empty()) return std::nullopt;
-  return cpus;
+  if (!v.is_string()) return std::nullopt;
+  auto l = sys::parse_cpu_list(v.get<std::string>());
+  if (!l.error.empty() || l.cpus.empty()) return std::nullopt;
+  return std::move(l.cpus);
 }
 
 const json* find_by(const json& array, const char* key, const json& value) {

@@ -8,7 +8,7 @@
 
 #include "engine/backend/backend.hpp"
 #include "engine/control/config_error.hpp"
-#include "engine/control/cpu_mask.hpp"
+#include "engine/control/config_cpumask.hpp"
 #include "engine/control/size_text.hpp"
 #include "engine/tcp/budgets.hpp"
 

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/control/config_check.hpp"
+#include "engine/system/topology.hpp"
 #include "engine/control/config_json.hpp"
 #include "engine/control/settings_schema.hpp"
 
@@ -78,7 +79,7 @@ void check_first_core(Checker& c, const ThreadingConfig& t, const std::string& p
   for (size_t i = 0; i < n; ++i) pinned.push_back(static_cast<unsigned>(t.first_core) + static_cast<unsigned>(i));
   if (auto problem = offline_problem(pinned, online))
     c.error(p, "first_core " + std::to_string(t.first_core) + " with " + std::to_string(n) +
-                   " thread(s) pins threads to CPUs " + format_cpu_list(pinned) + ", but " + *problem);
+                   " thread(s) pins threads to CPUs " + sys::format_cpu_list(pinned) + ", but " + *problem);
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 // Configuration → JSON (config_json.hpp's encoders): the shape parse_config reads back.
+#include "engine/system/topology.hpp"
 #include "engine/control/config_json.hpp"
 
 namespace control {
@@ -7,7 +8,7 @@ using json = nlohmann::json;
 
 json to_json(const ThreadingConfig& t) {
   return {{"mode", t.mode},
-          {"cpumask", t.cpus.empty() ? std::string(all_cpus) : format_cpu_list(t.cpus)},
+          {"cpumask", t.cpus.empty() ? std::string(all_cpus) : sys::format_cpu_list(t.cpus)},
           {"threads", t.threads},
           {"queue_cpu", t.queue_cpu},
           {"affinity_scope", t.affinity_scope},

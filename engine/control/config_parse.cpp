@@ -8,6 +8,7 @@
 // A value that failed pass 1 keeps its default in the Config, so pass-2 errors at or below
 // a path pass 1 already reported are dropped: one mistake, one message.
 #include "engine/control/config_check.hpp"
+#include "engine/system/topology.hpp"
 #include "engine/control/config_json.hpp"
 #include "engine/control/config_read.hpp"
 
@@ -24,7 +25,7 @@ std::vector<ConfigError> validate_except(const Config& cfg, const std::vector<Co
   check_subsystems(c, cfg.subsystems);
   check_tcp(c, cfg.tcp, "$.tcp");
   check_rdma(c, cfg.rdma, "$.rdma");
-  check_threading(c, cfg.threading, "$.threading", online_cpus());
+  check_threading(c, cfg.threading, "$.threading", sys::online_cpus());
   check_budgets(c, cfg.budgets, "$.budgets");
   return out;
 }
@@ -59,7 +60,7 @@ std::vector<ConfigError> check_alone(CheckFn check) {
 }  // namespace
 
 std::vector<ConfigError> parse_threading(const json& v, const std::string& path, ThreadingConfig& out) {
-  const auto online = online_cpus();
+  const auto online = sys::online_cpus();
   return parse_fragment(
       out, [&](JsonReader& r, ThreadingConfig& t) { read_threading(r, v, path, t); },
       [&](Checker& c, const ThreadingConfig& t) { check_threading(c, t, path, online); });
@@ -96,7 +97,7 @@ std::vector<ConfigError> parse_namespace(const json& v, const std::string& path,
 }
 
 std::vector<ConfigError> validate_threading(const ThreadingConfig& t, const std::string& path) {
-  return check_alone([&](Checker& c) { check_threading(c, t, path, online_cpus()); });
+  return check_alone([&](Checker& c) { check_threading(c, t, path, sys::online_cpus()); });
 }
 
 std::vector<ConfigError> validate_budgets(const BudgetConfig& b, const std::string& path) {

@@ -170,7 +170,7 @@ struct Engine::Impl {
 
   void threading_event(const control::ThreadingConfig& t, const char* how) {
     events.append("threading", "{\"mode\":" + core::json_string(t.mode) + ",\"cpumask\":" +
-                                   core::json_string(control::format_cpu_list(t.cpus)) + ",\"threads\":" +
+                                   core::json_string(sys::format_cpu_list(t.cpus)) + ",\"threads\":" +
                                    std::to_string(t.threads) + ",\"how\":\"" + how + "\"}");
   }
 

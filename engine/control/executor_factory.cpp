@@ -14,7 +14,7 @@
 namespace control {
 namespace {
 
-std::vector<unsigned> mask_of(const ThreadingConfig& t) { return t.cpus.empty() ? allowed_cpus() : t.cpus; }
+std::vector<unsigned> mask_of(const ThreadingConfig& t) { return t.cpus.empty() ? sys::allowed_cpus() : t.cpus; }
 
 exec::Priority priority_of(const std::string& p) {
   return sys::parse_thread_priority(p).value_or(exec::Priority::normal);
@@ -74,27 +74,13 @@ exec::InlineConfig inline_config(const ThreadingConfig& t) {
 
 }  // namespace
 
-std::vector<unsigned> allowed_cpus() {
-  static const std::vector<unsigned> cpus = [] {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    std::vector<unsigned> out;
-    if (sched_getaffinity(0, sizeof set, &set) == 0)
-      for (unsigned c = 0; c < CPU_SETSIZE; ++c)
-        if (CPU_ISSET(c, &set)) out.push_back(c);
-    if (out.empty()) out.push_back(0);
-    return out;
-  }();
-  return cpus;
-}
-
 // Field rules (ranges, names, online CPUs) are the config validator's; this adds what only the
 // running process knows: its own CPU affinity and what this build implements.
 std::vector<ConfigError> check_threading(const ThreadingConfig& t, const std::string& path) {
   std::vector<ConfigError> errs = validate_threading(t, path);
   if (!errs.empty()) return errs;
-  const auto allowed = allowed_cpus();
-  auto allowed_text = format_cpu_list(allowed);
+  const auto allowed = sys::allowed_cpus();
+  auto allowed_text = sys::format_cpu_list(allowed);
   for (unsigned c : t.cpus)
     if (std::find(allowed.begin(), allowed.end(), c) == allowed.end())
       errs.push_back({path + ".cpumask", "CPU " + std::to_string(c) + " is not available (available: " + allowed_text + ")"});

@@ -11,8 +11,6 @@
 
 namespace control {
 
-// The CPUs this process may use (its affinity when started): the default worker mask.
-std::vector<unsigned> allowed_cpus();
 
 // Semantic checks of a threading configuration against this machine; every error with its path.
 std::vector<ConfigError> check_threading(const ThreadingConfig& t, const std::string& path = "$.threading");

@@ -60,7 +60,7 @@ json worker_json(const stats::WorkerRow& w, uint64_t interval_ns) {
   json j = {{"index", w.index},
           {"tid", w.tid},
           {"name", w.name},
-          {"cpus_allowed", format_cpu_list(w.cpus_allowed)},
+          {"cpus_allowed", sys::format_cpu_list(w.cpus_allowed)},
           {"io_work_passes", w.io_work_passes},
           {"busy_passes", w.busy_passes},
           {"idle_passes", w.idle_passes},
@@ -162,7 +162,7 @@ json thread_json(const engine::ThreadInfo& t) {
   return {{"tid", t.tid},
           {"name", t.name},
           {"role", t.role},
-          {"cpus", t.cpus.empty() ? std::string("all") : format_cpu_list(t.cpus)},
+          {"cpus", t.cpus.empty() ? std::string("all") : sys::format_cpu_list(t.cpus)},
           {"cpus_allowed", cpus_allowed_of(t.tid)}};
 }
 
@@ -191,9 +191,7 @@ void queue_from_json(const json& j, stats::QueueRow& q) {
 std::vector<unsigned> cpus_of(const json& j, const char* key) {
   auto it = j.find(key);
   if (it == j.end() || !it->is_string() || *it == "all") return {};
-  std::vector<unsigned> cpus;
-  parse_cpu_list(it->get<std::string>(), cpus);
-  return cpus;
+  return sys::parse_cpu_list(it->get<std::string>()).cpus;
 }
 
 }  // namespace

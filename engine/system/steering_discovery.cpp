@@ -10,7 +10,7 @@
 #include <ctime>
 #include <map>
 
-#include "engine/system/cpu_mask.hpp"
+#include "engine/system/cpu_bitmap.hpp"
 #include "engine/system/irq_table.hpp"
 #include "engine/system/steering_files.hpp"
 #include "engine/system/topology.hpp"

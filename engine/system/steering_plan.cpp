@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <map>
 
-#include "engine/system/cpu_mask.hpp"
+#include "engine/system/cpu_bitmap.hpp"
 #include "engine/system/steering_files.hpp"
 #include "engine/system/steering_txn.hpp"
 #include "engine/system/topology.hpp"

@@ -194,6 +194,20 @@ std::vector<std::vector<unsigned>> Topology::pods(AffinityScope scope,
   return out;
 }
 
+std::vector<unsigned> allowed_cpus() {
+  static const std::vector<unsigned> cpus = [] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    std::vector<unsigned> out;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+      for (unsigned c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &set)) out.push_back(c);
+    if (out.empty()) out.push_back(0);
+    return out;
+  }();
+  return cpus;
+}
+
 std::vector<unsigned> online_cpus() { return Topology::host().online(); }
 
 bool cpu_online(unsigned cpu) {

@@ -70,6 +70,9 @@ class Topology {
 
 // Shorthands on Topology::host().
 std::vector<unsigned> online_cpus();
+// The CPUs this process may run on (its affinity when first asked: taskset, cpuset cgroups),
+// sorted; the default worker mask. {0} if the kernel will not say.
+std::vector<unsigned> allowed_cpus();
 bool cpu_online(unsigned cpu);
 std::vector<std::vector<unsigned>> pods(AffinityScope scope, const std::vector<unsigned>& mask);
 

@@ -9,6 +9,7 @@
 #include "engine/control/steering_json.hpp"
 #include "engine/control/json_reader.hpp"
 #include "engine/initiator/load_generator.hpp"
+#include "engine/system/topology.hpp"
 
 namespace lab {
 
@@ -72,12 +73,12 @@ class Reader : public control::JsonErrors {
   std::optional<std::vector<unsigned>> cpus(const json& o, const std::string& key, const std::string& path) {
     auto s = string(o, key, path);
     if (!s) return std::nullopt;
-    std::vector<unsigned> out;
-    if (!control::parse_cpu_list(*s, out) || out.empty()) {
+    auto list = sys::parse_cpu_list(*s);
+    if (!list.error.empty() || list.cpus.empty()) {
       error(path + "." + key, "malformed CPU list \"" + *s + "\" (e.g. \"0\" or \"2-3,6\")");
       return std::nullopt;
     }
-    return out;
+    return std::move(list.cpus);
   }
 
  private:
@@ -184,7 +185,7 @@ void read_contention(Reader& r, const json& v, const std::string& path, std::vec
       c.on_target = false;
     }
   }
-  c.name = c.load_pct == 0 ? "none" : std::to_string(c.load_pct) + "% on " + (c.on_target ? "target" : control::format_cpu_list(c.cpus));
+  c.name = c.load_pct == 0 ? "none" : std::to_string(c.load_pct) + "% on " + (c.on_target ? "target" : sys::format_cpu_list(c.cpus));
   if (auto n = r.string(v, "name", path)) c.name = *n;
   out.push_back(std::move(c));
 }

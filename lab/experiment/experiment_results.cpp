@@ -1,4 +1,5 @@
 // Summaries, best cells and the results document (experiment_results.hpp).
+#include "engine/system/topology.hpp"
 #include "lab/experiment/experiment_results.hpp"
 
 #include <algorithm>
@@ -166,7 +167,7 @@ json results_json(const ExperimentPlan& p, const std::vector<Cell>& cells, const
   doc["target"] = meta.target;
   doc["started_ns"] = meta.started_ns;
   doc["version"] = meta.version;
-  doc["online_cpus"] = control::format_cpu_list(control::online_cpus());
+  doc["online_cpus"] = sys::format_cpu_list(sys::online_cpus());
   doc["rounds"] = meta.rounds;
   json arr = json::array();
   for (const auto& c : cells) arr.push_back(cell_json(p, c));

@@ -6,6 +6,7 @@
 #include <map>
 #include <thread>
 
+#include "engine/system/topology.hpp"
 #include "lab/load/perf_options.hpp"
 #include "data/store/store.hpp"
 #include "engine/control/config_json.hpp"
@@ -103,7 +104,7 @@ std::optional<control::ThreadingConfig> apply_setting(const ExperimentPlan& plan
 std::vector<unsigned> initiator_cpus(const ExperimentPlan& plan, const std::vector<unsigned>& target_cpus) {
   std::vector<unsigned> icpus = plan.initiator_cpus;
   if (plan.initiator_auto)
-    for (unsigned cpu : control::online_cpus())
+    for (unsigned cpu : sys::online_cpus())
       if (std::find(target_cpus.begin(), target_cpus.end(), cpu) == target_cpus.end()) icpus.push_back(cpu);
   return icpus;
 }
@@ -135,7 +136,7 @@ void run_workload(const ExperimentPlan& plan, ExperimentTarget& target, const Ce
   PerfOptions po = plan.workloads[c.workload].perf;
   const initiator::Target pt = target.perf_target();
   po.remote = "trtype:tcp traddr:" + pt.traddr + " trsvcid:" + std::to_string(pt.port) + " subnqn:" + pt.subnqn;
-  po.cpus = icpus.empty() ? "" : control::format_cpu_list(icpus);
+  po.cpus = icpus.empty() ? "" : sys::format_cpu_list(icpus);
   initiator::LoadSpec spec;
   if (auto err = resolve_perf_options(po, spec)) {
     m.error = "workload: " + *err;
@@ -175,20 +176,20 @@ void run_cell(const ExperimentPlan& plan, ExperimentTarget& target, const Cell& 
   const auto t = apply_setting(plan, target, c, m);
   if (!t) return;
   const std::vector<unsigned> tcpus = target_cpus_of(*t);
-  m.target_cpus = control::format_cpu_list(tcpus);
+  m.target_cpus = sys::format_cpu_list(tcpus);
 
   const ExperimentContention& k = plan.contention[c.contention];
   sys::CpuHog hog;
   if (k.load_pct > 0) {
     sys::HogSpec hs{k.on_target ? tcpus : k.cpus, k.load_pct, k.period_us};
-    m.hog_cpus = control::format_cpu_list(hs.cpus);
+    m.hog_cpus = sys::format_cpu_list(hs.cpus);
     if (auto err = hog.start(hs); !err.empty()) {
       m.error = "contention: " + err;
       return;
     }
   }
   const std::vector<unsigned> icpus = initiator_cpus(plan, tcpus);
-  m.initiator_cpus = icpus.empty() ? "any" : control::format_cpu_list(icpus);
+  m.initiator_cpus = icpus.empty() ? "any" : sys::format_cpu_list(icpus);
   std::this_thread::sleep_for(std::chrono::duration<double>(plan.settle_s));
   run_workload(plan, target, c, icpus, hog, stop, m);
 }
@@ -196,7 +197,7 @@ void run_cell(const ExperimentPlan& plan, ExperimentTarget& target, const Cell& 
 }  // namespace
 
 std::vector<unsigned> target_cpus_of(const control::ThreadingConfig& t) {
-  const std::vector<unsigned> mask = t.cpus.empty() ? control::online_cpus() : t.cpus;
+  const std::vector<unsigned> mask = t.cpus.empty() ? sys::online_cpus() : t.cpus;
   if (t.mode == "poll" && t.first_core >= 0) {
     const unsigned n = t.threads ? t.threads : static_cast<unsigned>(mask.size());
     std::vector<unsigned> out;

@@ -10,6 +10,7 @@
 #include "engine/control/config.hpp"
 #include "engine/initiator/load_generator.hpp"
 #include "engine/initiator/target.hpp"
+#include "engine/system/topology.hpp"
 
 namespace lab {
 
@@ -132,8 +133,11 @@ std::optional<std::string> resolve_perf_options(const PerfOptions& o, initiator:
     return "--size: malformed size \"" + o.size + "\" (e.g. 1G, 256m)";
   spec.time_s = o.time_s > 0 ? o.time_s : (spec.size_bytes ? 0 : 10);
   spec.ramp_s = o.ramp_s;
-  if (!o.cpus.empty() && (!control::parse_cpu_list(o.cpus, spec.cpus) || spec.cpus.empty()))
-    return "--cpus: malformed CPU list \"" + o.cpus + "\" (e.g. 1 or 2-3,6)";
+  if (!o.cpus.empty()) {
+    auto list = sys::parse_cpu_list(o.cpus);
+    if (!list.error.empty() || list.cpus.empty()) return "--cpus: malformed CPU list \"" + o.cpus + "\" (e.g. 1 or 2-3,6)";
+    spec.cpus = std::move(list.cpus);
+  }
   if (!o.digest.empty() && o.digest != "none") {
     if (spec.target.trtype != initiator::Transport::tcp) return "--digest: digests are NVMe/TCP only (-r has trtype:rdma)";
     size_t pos = 0;

@@ -241,7 +241,7 @@ TEST(ExecutionModels, EachModeServesWriteVerifyFromSeveralQueues) {
 TEST(ExecutionModels, LiveSwitchStressLosesNothing) {
   const auto modes = all_modes();
   ASSERT_GE(modes.size(), 2u) << "need two execution models to switch between";
-  const auto cpus = control::allowed_cpus();
+  const auto cpus = sys::allowed_cpus();
   Rig rig;
   // Half the queues receive through epoll, half through io_uring (a queue keeps the mechanism
   // it was accepted with), so both survive every switch.

@@ -136,7 +136,7 @@ TEST(PerfAgainstEngine, PercentilesLandAtAnInjectedBackendDelay) {
   // perf busy-polls: sharing a CPU with the engine's worker it would take its time slices and
   // the test would measure the scheduler. Target and initiator on CPUs of their own.
   auto cfg = one_namespace(b);
-  const auto cpus = control::allowed_cpus();
+  const auto cpus = sys::allowed_cpus();
   if (cpus.size() >= 2) cfg.threading.cpus = {cpus[0]};
   engine::Engine e(cfg);
   ASSERT_TRUE(e.start().empty());

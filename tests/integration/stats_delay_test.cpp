@@ -52,7 +52,7 @@ TEST(StatsDelay, HistogramPercentilesMatchAnInjectedBackendDelay) {
   auto c = test_support::one_namespace_config(test_nqn, {.kind = "ram", .size_bytes = 64 << 20, .delay_us = delay_us});
   // The load generator busy-polls: on a CPU shared with an engine worker it would take the
   // worker's time slices and the test would measure the scheduler. Target and initiator apart.
-  const auto cpus = control::allowed_cpus();
+  const auto cpus = sys::allowed_cpus();
   if (cpus.size() >= 2) c.threading.cpus = {cpus[0]};
   engine::Engine e(c);
   ASSERT_TRUE(e.start().empty());

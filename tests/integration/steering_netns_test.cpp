@@ -27,7 +27,7 @@
 
 #include "engine/control/engine.hpp"
 #include "engine/initiator/load_generator.hpp"
-#include "engine/system/cpu_mask.hpp"
+#include "engine/system/cpu_bitmap.hpp"
 #include "engine/system/steering_txn.hpp"
 #include "engine/system/topology.hpp"
 #include "support/engine_config.hpp"

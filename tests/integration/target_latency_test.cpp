@@ -70,7 +70,7 @@ struct Cpus {
 };
 
 Cpus pick_cpus() {
-  const auto cpus = control::allowed_cpus();
+  const auto cpus = sys::allowed_cpus();
   if (cpus.size() < 2) return {};
   return {cpus[0], cpus[1], true};
 }

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/control/config.hpp"
+#include "engine/system/topology.hpp"
 #include "engine/control/config_json.hpp"
 #include "support/source_dir.hpp"
 
@@ -614,48 +615,48 @@ TEST(CpuList, ParsesRangesAndSingles) {
       {"8191", {8191}},
   };
   for (const auto& [text, cpus] : cases) {
-    std::vector<unsigned> out{99};
-    EXPECT_TRUE(control::parse_cpu_list(text, out)) << text;
-    EXPECT_EQ(out, cpus) << text;
+    const auto got = sys::parse_cpu_list(text);
+    EXPECT_EQ(got.error, "") << text;
+    EXPECT_EQ(got.cpus, cpus) << text;
   }
 }
 
 TEST(CpuList, RefusesMalformedLists) {
   for (const char* text : {",", "0,", ",0", "0-", "-1", "3-1", "0--1", "0 1", " 0", "0 ", "a", "0x1", "1.5",
                            "8192", "0-8192", "+1", "0,,1", "0-1-2"}) {
-    std::vector<unsigned> out{99};
-    EXPECT_FALSE(control::parse_cpu_list(text, out)) << text;
-    EXPECT_EQ(out, std::vector<unsigned>{99}) << "out must be untouched on failure: " << text;
+    const auto got = sys::parse_cpu_list(text);
+    EXPECT_NE(got.error, "") << text;
+    EXPECT_TRUE(got.cpus.empty()) << "no CPUs from a malformed list: " << text;
   }
 }
 
 TEST(CpuList, FormatsCompactRanges) {
-  EXPECT_EQ(control::format_cpu_list({}), "");
-  EXPECT_EQ(control::format_cpu_list({0}), "0");
-  EXPECT_EQ(control::format_cpu_list({0, 1, 2, 3, 6}), "0-3,6");
-  EXPECT_EQ(control::format_cpu_list({6, 3, 2, 1, 0, 3}), "0-3,6");
-  EXPECT_EQ(control::format_cpu_list({1, 3, 5, 6}), "1,3,5-6");
+  EXPECT_EQ(sys::format_cpu_list({}), "");
+  EXPECT_EQ(sys::format_cpu_list({0}), "0");
+  EXPECT_EQ(sys::format_cpu_list({0, 1, 2, 3, 6}), "0-3,6");
+  EXPECT_EQ(sys::format_cpu_list({6, 3, 2, 1, 0, 3}), "0-3,6");
+  EXPECT_EQ(sys::format_cpu_list({1, 3, 5, 6}), "1,3,5-6");
   for (const char* text : {"0-3,6", "0", "1,3,5-6", "0-63"}) {
-    std::vector<unsigned> cpus;
-    ASSERT_TRUE(control::parse_cpu_list(text, cpus));
-    EXPECT_EQ(control::format_cpu_list(cpus), text);
+    const auto got = sys::parse_cpu_list(text);
+    ASSERT_EQ(got.error, "") << text;
+    EXPECT_EQ(sys::format_cpu_list(got.cpus), text);
   }
 }
 
 TEST(CpuList, OnlineCpusMatchSysfs) {
-  const auto online = control::online_cpus();
+  const auto online = sys::online_cpus();
   ASSERT_FALSE(online.empty());
   EXPECT_TRUE(std::is_sorted(online.begin(), online.end()));
   std::ifstream in("/sys/devices/system/cpu/online");
   std::string text;
   if (!in || !std::getline(in, text)) GTEST_SKIP() << "no /sys/devices/system/cpu/online";
-  EXPECT_EQ(control::format_cpu_list(online), text);
+  EXPECT_EQ(sys::format_cpu_list(online), text);
 }
 
 // A CPU just above the highest online one: offline (or absent) on any machine.
-unsigned first_offline_cpu() { return control::online_cpus().back() + 1; }
+unsigned first_offline_cpu() { return sys::online_cpus().back() + 1; }
 
-std::string online_text() { return control::format_cpu_list(control::online_cpus()); }
+std::string online_text() { return sys::format_cpu_list(sys::online_cpus()); }
 
 TEST(Threading, CpumaskMustBeOnline) {
   const unsigned cpu = first_offline_cpu();
@@ -674,7 +675,7 @@ TEST(Threading, CpumaskMustBeOnline) {
 }
 
 TEST(Threading, FirstCoreAndItsThreadsMustBeOnline) {
-  const auto online = control::online_cpus();
+  const auto online = sys::online_cpus();
   const int max_online = static_cast<int>(online.back());
   json doc = json::parse(full_example);
   doc["threading"]["mode"] = "poll";
@@ -752,7 +753,7 @@ TEST(ParseThreading, ValidatesTheMergedWhole) {
   // first_core alone is fine; with the current thread count it pins past the online CPUs.
   control::ThreadingConfig t;
   t.mode = "poll";
-  t.threads = static_cast<unsigned>(control::online_cpus().size()) + 1;
+  t.threads = static_cast<unsigned>(sys::online_cpus().size()) + 1;
   auto errors = control::parse_threading(json{{"first_core", 0}}, "params", t);
   ASSERT_EQ(errors.size(), 1u) << dump(errors);
   EXPECT_EQ(errors[0].path, "params.first_core");

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "data/profile/profile.hpp"
+#include "engine/system/topology.hpp"
 #include "data/profile/profile_apply.hpp"
 #include "data/profile/profile_diff.hpp"
 #include "data/profile/profile_import.hpp"
@@ -42,7 +43,7 @@ bool mentions(const std::vector<std::string>& lines, const std::string& needle, 
   });
 }
 
-std::string highest_cpu_plus(unsigned n) { return std::to_string(control::online_cpus().back() + n); }
+std::string highest_cpu_plus(unsigned n) { return std::to_string(sys::online_cpus().back() + n); }
 
 const char* full_profile = R"({
   "schema": "nvmetune.profile/1",

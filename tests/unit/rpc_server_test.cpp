@@ -768,7 +768,7 @@ TEST_F(RpcEngine, ThreadingGetMatchesTheEngine) {
 
 TEST_F(RpcEngine, BadThreadingSetReportsEveryFieldAndChangesNothing) {
   const json before = client->result("threading.get");
-  const unsigned offline = control::online_cpus().back() + 1;
+  const unsigned offline = sys::online_cpus().back() + 1;
   json r = client->call("threading.set", {{"mode", "warp"},
                                           {"threads", 5000},
                                           {"cpumask", std::to_string(offline)},

@@ -15,7 +15,7 @@
 #include "engine/control/engine.hpp"
 #include "engine/control/rpc_methods.hpp"
 #include "engine/control/steering_json.hpp"
-#include "engine/system/cpu_mask.hpp"
+#include "engine/system/cpu_bitmap.hpp"
 #include "engine/system/irq_table.hpp"
 #include "engine/system/steering_files.hpp"
 #include "engine/system/steering_discovery.hpp"

@@ -153,7 +153,7 @@ TuningView::TuningView(EngineSession& session, QWidget* parent) : QWidget(parent
   connect(&session, &EngineSession::topology, _picker, &TopologyPicker::set_topology);
   connect(&session, &EngineSession::threads, _picker, &TopologyPicker::set_threads);
   connect(_picker, &TopologyPicker::mask_edited, this, [this](const std::vector<unsigned>& cpus) {
-    _model->set_value(*_rows.at("threading.cpumask").field, cpus.empty() ? std::string("") : control::format_cpu_list(cpus));
+    _model->set_value(*_rows.at("threading.cpumask").field, cpus.empty() ? std::string("") : sys::format_cpu_list(cpus));
   });
   sync_from_model();
 }
@@ -228,8 +228,7 @@ void TuningView::sync_from_model() {
     _form->setRowVisible(row.form_row + 1, visible && !error.isEmpty());
   }
   if (const json mask = _model->value(*_rows.at("threading.cpumask").field); mask.is_string()) {
-    std::vector<unsigned> cpus;
-    if (mask == "all" || control::parse_cpu_list(mask.get<std::string>(), cpus)) _picker->set_mask(cpus);
+    if (auto m = control::parse_cpu_mask(mask.get<std::string>()); !m.problem) _picker->set_mask(m.cpus);
   }
   _apply->setEnabled(_model->dirty() && !_model->busy());
   _revert->setEnabled(_model->dirty());

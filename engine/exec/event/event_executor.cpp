@@ -23,7 +23,6 @@
 #include "engine/exec/event/event_executor.hpp"
 
 #include <pthread.h>
-#include <sched.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -616,21 +615,8 @@ void Worker::watch(Task& task, int fd) {
 
 }  // namespace event
 
-namespace {
-
-// The CPUs this process may run on (taskset, cpuset cgroups), not the machine's: as many
-// workers as there are CPUs to run them.
-unsigned allowed_cpu_count() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
-  return static_cast<unsigned>(CPU_COUNT(&set));
-}
-
-}  // namespace
-
 EventExecutor::EventExecutor(const EventExecutorConfig& cfg) : _cfg(cfg), _busy_polls(cfg.spins()) {
-  unsigned n = cfg.threads != 0 ? cfg.threads : allowed_cpu_count();
+  unsigned n = cfg.threads != 0 ? cfg.threads : static_cast<unsigned>(sys::allowed_cpus().size());
   if (!cfg.worker_cpus.empty()) n = static_cast<unsigned>(cfg.worker_cpus.size());
   if (n == 0) n = 1;
   _workers.reserve(n);

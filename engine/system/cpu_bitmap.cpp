@@ -1,5 +1,5 @@
 // Kernel CPU bitmap text (cpu_mask.hpp).
-#include "engine/system/cpu_mask.hpp"
+#include "engine/system/cpu_bitmap.hpp"
 
 #include <algorithm>
 #include <cstdio>
