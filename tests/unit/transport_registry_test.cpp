@@ -112,9 +112,11 @@ TEST(TransportSeam, TheSourcesKeepIt) {
     for (const auto& f : std::filesystem::directory_iterator(root / dir)) {
       const auto text = read_text(f.path());
       EXPECT_EQ(text.find("#include \"engine/tcp/"), std::string::npos) << f.path() << " includes TCP";
-      if (std::string(dir) != "engine/rdma")
+      if (std::string(dir) != "engine/rdma") {
         EXPECT_EQ(text.find("#include \"engine/rdma/"), std::string::npos) << f.path() << " includes RDMA";
-      if (std::string(dir) == "engine/core")
+      }
+      if (std::string(dir) == "engine/core") {
         EXPECT_EQ(text.find("#include \"engine/transport/"), std::string::npos) << f.path() << " includes a transport";
+      }
     }
 }
