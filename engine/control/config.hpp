@@ -10,7 +10,7 @@
 #include "engine/control/config_error.hpp"
 #include "engine/control/config_cpumask.hpp"
 #include "engine/control/size_text.hpp"
-#include "engine/tcp/budgets.hpp"
+#include "engine/transport/budgets.hpp"
 
 namespace control {
 
@@ -95,14 +95,14 @@ struct ThreadingConfig {
   std::string io_mechanism = "epoll";  // epoll | io_uring
 };
 
-// The budgets section; the defaults (and why they are what they are) are tcp::Budgets'.
+// The budgets section; the defaults (and why they are what they are) are transport::Budgets'.
 struct BudgetConfig {
-  unsigned recv_pdus = tcp::Budgets{}.recv_pdus;
-  unsigned send_pdus = tcp::Budgets{}.send_pdus;
-  unsigned ops_per_pass = tcp::Budgets{}.ops_per_pass;
-  uint32_t bytes_per_pass = tcp::Budgets{}.bytes_per_pass;  // 0 = unlimited
-  unsigned deadline_us = tcp::Budgets{}.deadline_us;        // 0 = none
-  unsigned reap_batch = tcp::Budgets{}.reap_batch;
+  unsigned recv_pdus = transport::Budgets{}.recv_pdus;
+  unsigned send_pdus = transport::Budgets{}.send_pdus;
+  unsigned ops_per_pass = transport::Budgets{}.ops_per_pass;
+  uint32_t bytes_per_pass = transport::Budgets{}.bytes_per_pass;  // 0 = unlimited
+  unsigned deadline_us = transport::Budgets{}.deadline_us;        // 0 = none
+  unsigned reap_batch = transport::Budgets{}.reap_batch;
 };
 
 struct Config {

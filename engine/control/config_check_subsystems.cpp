@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "engine/control/config_check.hpp"
+#include "engine/control/transport_factory.hpp"
 #include "engine/core/wire_text.hpp"
 #include "engine/nvme/spec.hpp"
 
@@ -86,6 +87,13 @@ void check_namespaces(Checker& c, const std::vector<NamespaceConfig>& namespaces
   }
 }
 
+// The registry's names as the error lists them: "tcp", "rdma".
+std::string supported_transports() {
+  std::string out;
+  for (const auto name : transport_names()) out += (out.empty() ? "" : ", ") + json_quote(name);
+  return out;
+}
+
 }  // namespace
 
 void check_listeners(Checker& c, const std::vector<ListenerConfig>& listeners) {
@@ -93,8 +101,8 @@ void check_listeners(Checker& c, const std::vector<ListenerConfig>& listeners) {
   for (size_t i = 0; i < listeners.size(); ++i) {
     const auto& l = listeners[i];
     const auto p = index_path("$.listeners", i);
-    if (l.trtype != "tcp" && l.trtype != "rdma")
-      c.error(p + ".trtype", "unsupported transport " + json_quote(l.trtype) + " (this build supports: \"tcp\", \"rdma\")");
+    if (!known_transport(l.trtype))
+      c.error(p + ".trtype", "unsupported transport " + json_quote(l.trtype) + " (this build supports: " + supported_transports() + ")");
     in_addr addr{};
     if (inet_pton(AF_INET, l.traddr.c_str(), &addr) != 1)
       c.error(p + ".traddr", "invalid IPv4 address " + json_quote(l.traddr) + " (e.g. \"127.0.0.1\" or \"0.0.0.0\")");

@@ -10,14 +10,16 @@
 
 #include "engine/control/config_json.hpp"
 #include "engine/control/executor_factory.hpp"
+#include "engine/control/transport_factory.hpp"
 #include "engine/core/controller.hpp"
 #include "engine/core/target.hpp"
+#include "engine/exec/connection_cap.hpp"
 #include "engine/exec/executor.hpp"
+#include "engine/nvme/spec.hpp"
 #include "engine/stats/event_log.hpp"
 #include "engine/stats/registry.hpp"
 #include "engine/stats/sampler.hpp"
-#include "engine/tcp/listener.hpp"
-#include "engine/rdma/listener.hpp"
+#include "engine/transport/transport.hpp"
 
 namespace engine {
 namespace {
@@ -27,10 +29,6 @@ using control::ConfigError;
 inline constexpr auto housekeeping_period = std::chrono::milliseconds(100);
 // How long a live switch waits for every queue to reach an io_work boundary.
 inline constexpr unsigned switch_timeout_ms = 10000;
-
-tcp::IoMechanism mechanism_of(const control::ThreadingConfig& t) {
-  return t.io_mechanism == "io_uring" ? tcp::IoMechanism::io_uring : tcp::IoMechanism::epoll;
-}
 
 // io_uring pays only where a queue's ring can belong to one thread (IoContext::set_owned): say
 // so when it is chosen with an executor that moves queues between threads.
@@ -43,19 +41,14 @@ void note_mechanism(core::Target& target, const control::ThreadingConfig& t, con
                                          "give each queue a ring of its own");
 }
 
-tcp::Budgets budgets_of(const control::BudgetConfig& b) {
-  return tcp::Budgets{b.recv_pdus, b.send_pdus, b.ops_per_pass, b.reap_batch, b.bytes_per_pass, b.deadline_us};
-}
-
-
-
-core::Limits limits_of(const control::TcpConfig& t) {
+core::Limits limits_of(const control::Config& c) {
+  const auto q = control::queue_limits_of(c);
   core::Limits l;
-  l.queue_depth = t.queue_depth;
-  l.max_io_queues = t.max_io_queues;
-  l.mdts_bytes = t.mdts_bytes;
-  l.io_ccsz = t.in_capsule_data_size + nvme::sqe_size;
-  l.discovery_kato_ms = t.discovery_kato_ms;
+  l.queue_depth = q.queue_depth;
+  l.max_io_queues = q.max_io_queues;
+  l.mdts_bytes = q.mdts_bytes;
+  l.io_ccsz = q.io_icd_size + nvme::sqe_size;
+  l.discovery_kato_ms = c.tcp.discovery_kato_ms;
   return l;
 }
 
@@ -71,8 +64,8 @@ struct Engine::Impl {
   std::unique_ptr<exec::Executor> executor;
   // One limit for every transport's connections; before them, as they give slots back.
   std::unique_ptr<exec::ConnectionCap> connections;
-  std::unique_ptr<tcp::TcpTransport> transport;
-  std::unique_ptr<rdma::RdmaTransport> rdma;  // only when a listener asks for "rdma"
+  // One per trtype a listener names, made by the first such listener (transport_factory.hpp).
+  std::vector<std::unique_ptr<transport::Transport>> transports;
   std::vector<ListenerInfo> listeners;
   std::mutex log_mutex;
   LogSink log_sink;
@@ -84,7 +77,7 @@ struct Engine::Impl {
   mutable std::mutex tune_mutex;  // one live change at a time; guards cfg.threading/budgets
   control::SteeringControl steering;
 
-  explicit Impl(control::Config c) : cfg(std::move(c)), target(limits_of(cfg.tcp)) {
+  explicit Impl(control::Config c) : cfg(std::move(c)), target(limits_of(cfg)) {
     target.set_event_hook([this](std::string_view kind, std::string detail) { events.append(std::string(kind), std::move(detail)); });
     steering.set_event_sink([this](const std::string& detail) { events.append("steering", detail); });
     steering.set_interfaces([this] {
@@ -126,46 +119,47 @@ struct Engine::Impl {
     }
   }
 
+  // The transport of this trtype, made on first use.
+  transport::Transport* transport_for(const std::string& trtype, std::string& err) {
+    for (auto& t : transports)
+      if (t->name() == trtype) return t.get();
+    const control::TransportContext ctx{target,
+                                        *executor,
+                                        registry,
+                                        *connections,
+                                        control::budgets_of(cfg.budgets),
+                                        control::mechanism_of(cfg.threading)};
+    auto t = control::make_transport(trtype, cfg, ctx, err);
+    if (!t) return nullptr;
+    transports.push_back(std::move(t));
+    return transports.back().get();
+  }
+
   void bind_listeners(std::vector<ConfigError>& errs) {
     for (size_t i = 0; i < cfg.listeners.size(); ++i) {
       const auto& l = cfg.listeners[i];
-      if (l.trtype == "rdma") {
-        bind_rdma(i);
-        continue;
-      }
+      const std::string where = "$.listeners[" + std::to_string(i) + "]";
       std::string err;
-      const uint16_t port = transport->listen(l.traddr, l.trsvcid, err);
-      if (!port) {
-        errs.push_back({"$.listeners[" + std::to_string(i) + "]", err});
-        continue;
+      auto* t = transport_for(l.trtype, err);
+      const uint16_t port = t ? t->listen(l.traddr, l.trsvcid, err) : 0;
+      if (port) {
+        listeners.push_back({l.trtype, l.traddr, port});
+        target.add_listener({t->trtype(), 1, l.traddr, std::to_string(port), 0});
+      } else if (t && t->listen_failure() == transport::ListenFailure::serves_the_rest) {
+        listener_error(where, l, err);
+      } else {
+        errs.push_back({where, err});
       }
-      listeners.push_back({l.trtype, l.traddr, port});
-      target.add_listener({3, 1, l.traddr, std::to_string(port), 0});
     }
   }
 
-  // An RDMA listener that cannot listen (no RDMA device on this host) is reported, as an error
-  // in the log and a "listener_error" event, and the engine serves its other listeners.
-  void bind_rdma(size_t i) {
-    const auto& l = cfg.listeners[i];
-    if (!rdma) {
-      const rdma::QueueLimits ql{cfg.tcp.queue_depth, cfg.tcp.in_capsule_data_size, cfg.tcp.mdts_bytes,
-                                 static_cast<uint16_t>(cfg.tcp.max_io_queues), cfg.tcp.connect_timeout_ms};
-      const rdma::RdmaOptions ro{cfg.rdma.data_pool_bytes, cfg.rdma.use_srq, cfg.rdma.srq_size, cfg.rdma.comp_vector};
-      rdma = std::make_unique<rdma::RdmaTransport>(target, *executor, ql, budgets_of(cfg.budgets), registry,
-                                                   *connections, ro);
-    }
-    std::string err;
-    const uint16_t port = rdma->listen(l.traddr, l.trsvcid, err);
-    const std::string where = "$.listeners[" + std::to_string(i) + "]";
-    if (!port) {
-      target.log(core::EventLevel::error, where + " rdma " + l.traddr + ":" + l.trsvcid + ": " + err);
-      events.append("listener_error", "{\"path\":" + core::json_string(where) + ",\"trtype\":\"rdma\",\"traddr\":" +
-                                          core::json_string(l.traddr) + ",\"error\":" + core::json_string(err) + "}");
-      return;
-    }
-    listeners.push_back({l.trtype, l.traddr, port});
-    target.add_listener({core::trtype_rdma, 1, l.traddr, std::to_string(port), 0});
+  // A listener that cannot listen and need not stop the engine (RDMA on a host without an RDMA
+  // device) is reported, as an error in the log and a "listener_error" event.
+  void listener_error(const std::string& where, const control::ListenerConfig& l, const std::string& err) {
+    target.log(core::EventLevel::error, where + " " + l.trtype + " " + l.traddr + ":" + l.trsvcid + ": " + err);
+    events.append("listener_error", "{\"path\":" + core::json_string(where) + ",\"trtype\":" +
+                                        core::json_string(l.trtype) + ",\"traddr\":" + core::json_string(l.traddr) +
+                                        ",\"error\":" + core::json_string(err) + "}");
   }
 
   void threading_event(const control::ThreadingConfig& t, const char* how) {
@@ -209,26 +203,16 @@ std::vector<ConfigError> Engine::start() {
   std::string err;
   im.executor = control::make_executor(im.cfg.threading, err, &im.registry);
   if (!im.executor) return {{"$.threading.mode", err}};
-  tcp::QueueLimits ql{im.cfg.tcp.queue_depth, im.cfg.tcp.in_capsule_data_size, im.cfg.tcp.maxh2cdata,
-                      im.cfg.tcp.mdts_bytes, im.cfg.tcp.connect_timeout_ms, im.cfg.tcp.arrival_stamps};
-  im.rdma.reset();  // (a restart) every transport lets go of the old cap before it goes
-  im.transport.reset();
+  im.transports.clear();  // (a restart) every transport lets go of the old cap before it goes
   im.connections = std::make_unique<exec::ConnectionCap>(im.cfg.tcp.max_connections);
-  im.transport = std::make_unique<tcp::TcpTransport>(im.target, *im.executor, ql, budgets_of(im.cfg.budgets),
-                                                     im.registry, *im.connections);
-  im.transport->set_io_mechanism(mechanism_of(im.cfg.threading));
   note_mechanism(im.target, im.cfg.threading, *im.executor);
-  im.transport->set_socket_options({im.cfg.tcp.so_priority, im.cfg.tcp.busy_poll_us, im.cfg.tcp.prefer_busy_poll,
-                                    im.cfg.tcp.socket_buffer_bytes});
   im.bind_listeners(errs);
   if (!errs.empty()) {
-    im.transport.reset();
-    im.rdma.reset();
+    im.transports.clear();
     im.executor->stop();
     return errs;
   }
-  im.transport->start();
-  if (im.rdma) im.rdma->start();
+  for (auto& t : im.transports) t->start();
   im.sampler = std::make_unique<stats::Sampler>(im.registry, std::chrono::milliseconds(im.sample_ms));
   im.sampler->set_mode(im.cfg.threading.mode);
   im.events.append("start", "{\"mode\":" + core::json_string(im.cfg.threading.mode) + "}");
@@ -247,8 +231,7 @@ void Engine::stop() {
     if (!r.ok() && im.log_sink) im.log_sink(LogLevel::error, "steering revert at stop: " + r.message());
   }
   if (!im.running.exchange(false)) return;
-  im.transport->stop_accepting();
-  if (im.rdma) im.rdma->stop_accepting();
+  for (auto& t : im.transports) t->stop_accepting();
   im.executor->stop();  // retires (closes and frees) every queue
   im.sampler->stop();
   {
@@ -271,17 +254,18 @@ control::Config Engine::config() const {
 EngineStats Engine::stats() const {
   EngineStats s;
   auto& im = *_impl;
-  if (im.transport) {
-    const auto t = im.transport->stats();
+  if (!im.transports.empty()) {  // started: the queues' blocks are in the registry
     const auto total = im.registry.collect().total();
     s.commands = total.commands;
     s.read_bytes = total.read_bytes;
     s.write_bytes = total.write_bytes;
-    s.pdus_rx = t.pdus_rx;
-    s.pdus_tx = t.pdus_tx;
-    s.protocol_errors = t.term_sent;
-    s.queues = t.queues;
-    if (im.rdma) s.queues += im.rdma->stats().queues;
+  }
+  for (const auto& tr : im.transports) {
+    const auto t = tr->totals();
+    s.pdus_rx += t.pdus_rx;
+    s.pdus_tx += t.pdus_tx;
+    s.protocol_errors += t.protocol_errors;
+    s.queues += t.queues;
   }
   auto& c = im.target.counters();
   s.connects = c.connects.load();
@@ -334,7 +318,7 @@ std::vector<ConfigError> Engine::set_threading(const control::ThreadingConfig& t
   std::string err;
   if (control::reconfigure_in_place(*im.executor, im.cfg.threading, t, err)) {
     if (!err.empty()) return {{"$.threading", err}};
-    im.transport->set_io_mechanism(mechanism_of(t));
+    for (auto& tr : im.transports) tr->set_io_mechanism(control::mechanism_of(t));
     im.cfg.threading = t;
     im.target.log(core::EventLevel::info, "threading: " + t.mode + " re-pinned in place");
     im.threading_event(t, "in_place");
@@ -343,11 +327,10 @@ std::vector<ConfigError> Engine::set_threading(const control::ThreadingConfig& t
   auto next = control::make_executor(t, err, &im.registry);
   if (!next) return {{"$.threading.mode", err}};
   // Before the move: a queue accepted during the switch already gets the new mechanism.
-  im.transport->set_io_mechanism(mechanism_of(t));
-  err = im.transport->move_queues(*next, switch_timeout_ms);
-  if (im.rdma) {
-    const auto rdma_err = im.rdma->move_queues(*next, switch_timeout_ms);
-    if (err.empty()) err = rdma_err;
+  for (auto& tr : im.transports) tr->set_io_mechanism(control::mechanism_of(t));
+  for (auto& tr : im.transports) {
+    auto moved = tr->move_queues(*next, switch_timeout_ms);
+    if (err.empty()) err = std::move(moved);
   }
   // Even on a timeout the old executor must go: queues it still holds are retired (closed).
   im.executor->stop();
@@ -372,8 +355,7 @@ std::vector<ConfigError> Engine::set_budgets(const control::BudgetConfig& b) {
   auto errs = control::validate_budgets(b);
   if (!errs.empty()) return errs;
   im.cfg.budgets = b;
-  if (im.transport) im.transport->set_budgets(budgets_of(b));
-  if (im.rdma) im.rdma->set_budgets(budgets_of(b));
+  for (auto& t : im.transports) t->set_budgets(control::budgets_of(b));
   im.events.append("budgets", "{\"recv_pdus\":" + std::to_string(b.recv_pdus) + ",\"send_pdus\":" +
                                   std::to_string(b.send_pdus) + ",\"ops_per_pass\":" + std::to_string(b.ops_per_pass) +
                                   ",\"bytes_per_pass\":" + std::to_string(b.bytes_per_pass) + ",\"deadline_us\":" +

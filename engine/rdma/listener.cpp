@@ -31,7 +31,7 @@ std::string addr_name(const sockaddr* sa) {
 }  // namespace
 
 RdmaTransport::RdmaTransport(core::Target& target, exec::Executor& executor, QueueLimits limits,
-                             const tcp::Budgets& budgets, stats::Registry& registry, exec::ConnectionCap& cap,
+                             const transport::Budgets& budgets, stats::Registry& registry, exec::ConnectionCap& cap,
                              const RdmaOptions& options)
     : _target(target), _registry(registry), _executor(&executor), _limits(limits), _cap(cap), _options(options),
       _budgets(budgets), _handshakes(limits.connect_timeout_ms) {
@@ -276,5 +276,9 @@ TransportStats RdmaTransport::stats() const {
   s.queues = static_cast<uint32_t>(_queues.size());
   return s;
 }
+
+uint8_t RdmaTransport::trtype() const { return core::trtype_rdma; }
+
+transport::Stats RdmaTransport::totals() const { return {.queues = stats().queues}; }
 
 }  // namespace rdma

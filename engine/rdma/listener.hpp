@@ -1,8 +1,9 @@
 #pragma once
 // The NVMe/RDMA transport: an rdma_cm listener per configured address, one CM event thread that
 // accepts (or rejects, with the NVMe/RDMA status) connection requests, and the queues it owns.
-// Same shape as tcp::TcpTransport, so the engine drives both alike. On a host without an RDMA
-// device listen() fails with "no RDMA device …" and the engine serves its other listeners.
+// A transport::Transport, so the engine drives it as it does TCP. On a host without an RDMA
+// device listen() fails with "no RDMA device …" and the engine serves its other listeners
+// (listen_failure()).
 #include <rdma/rdma_cma.h>
 
 #include <condition_variable>
@@ -19,6 +20,7 @@
 #include "engine/exec/executor.hpp"
 #include "engine/exec/queue_move.hpp"
 #include "engine/rdma/queue.hpp"
+#include "engine/transport/transport.hpp"
 
 namespace core {
 class Target;
@@ -31,26 +33,30 @@ struct TransportStats {
   uint32_t queues = 0;
 };
 
-class RdmaTransport {
+class RdmaTransport final : public transport::Transport {
  public:
   // cap: the engine's connection limit, shared with its other transports.
-  RdmaTransport(core::Target& target, exec::Executor& executor, QueueLimits limits, const tcp::Budgets& budgets,
+  RdmaTransport(core::Target& target, exec::Executor& executor, QueueLimits limits, const transport::Budgets& budgets,
                 stats::Registry& registry, exec::ConnectionCap& cap, const RdmaOptions& options = {});
-  ~RdmaTransport();
+  ~RdmaTransport() override;
   RdmaTransport(const RdmaTransport&) = delete;
   RdmaTransport& operator=(const RdmaTransport&) = delete;
 
   // Binds and listens; the bound port, or 0 with error set ("no RDMA device …" on a host
   // without one).
-  uint16_t listen(const std::string& traddr, const std::string& trsvcid, std::string& error);
-  void start();
-  void stop_accepting();
+  std::string_view name() const override { return "rdma"; }
+  uint8_t trtype() const override;
+  uint16_t listen(const std::string& traddr, const std::string& trsvcid, std::string& error) override;
+  void start() override;
+  void stop_accepting() override;
+  transport::ListenFailure listen_failure() const override { return transport::ListenFailure::serves_the_rest; }
 
-  void set_budgets(const tcp::Budgets& b) { _budgets.set(b); }
+  void set_budgets(const transport::Budgets& b) override { _budgets.set(b); }
   void set_executor(exec::Executor& e);
   // Live switch, as TcpTransport::move_queues.
-  std::string move_queues(exec::Executor& to, unsigned timeout_ms);
+  std::string move_queues(exec::Executor& to, unsigned timeout_ms) override;
   TransportStats stats() const;
+  transport::Stats totals() const override;
 
  private:
   struct Entry {
@@ -72,7 +78,7 @@ class RdmaTransport {
   QueueLimits _limits;
   exec::ConnectionCap& _cap;
   RdmaOptions _options;
-  tcp::LiveBudgets _budgets;
+  transport::LiveBudgets _budgets;
   // One per device, opened by its first connection, kept until the transport goes (guarded by
   // _mutex); each queue holds a reference, so the last queue or the transport frees it.
   std::unordered_map<ibv_context*, std::shared_ptr<SharedDevice>> _devices;

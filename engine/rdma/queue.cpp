@@ -17,7 +17,7 @@ std::string errno_text(const char* what) { return std::string(what) + ": " + std
 }  // namespace
 
 RdmaQueue::RdmaQueue(rdma_cm_id* id, std::string peer, core::Target& target, exec::Executor& executor,
-                     const QueueLimits& limits, const tcp::LiveBudgets& budgets, std::shared_ptr<SharedDevice> device)
+                     const QueueLimits& limits, const transport::LiveBudgets& budgets, std::shared_ptr<SharedDevice> device)
     : _device(std::move(device)), _id(id), _peer(std::move(peer)), _target(target), _executor(&executor),
       _limits(limits), _live_budgets(budgets), _buffers(_device->data(), *this), _ioctx(limits.queue_depth),
       _sq(target, *this, _stats) {}
@@ -174,7 +174,7 @@ void RdmaQueue::identify() {
 // idle re-arms the CQ notification and looks once more, so a completion that raced the arm is
 // not left waiting for an event that was never raised.
 exec::Progress RdmaQueue::io_work() {
-  const tcp::Budgets b = _live_budgets.load();
+  const transport::Budgets b = _live_budgets.load();
   const uint64_t start = exec::monotonic_ns();
   _pass = {0, start};
   if (const uint64_t ready = exec_ready_ns.exchange(0, std::memory_order_relaxed); ready && ready <= start) {

@@ -24,7 +24,7 @@
 #include "engine/rdma/shared_device.hpp"
 #include "engine/rdma/sgl.hpp"
 #include "engine/stats/registry.hpp"
-#include "engine/tcp/queue.hpp"  // tcp::LiveBudgets: the io_work budgets every transport shares
+#include "engine/transport/budgets.hpp"
 
 namespace rdma {
 
@@ -45,7 +45,7 @@ class RdmaQueue final : public exec::Task, public core::TransportQueue, private 
   // Takes ownership of id (a connect request's id); setup() creates the verbs resources on
   // device's PD, drawing data buffers from its pool.
   RdmaQueue(rdma_cm_id* id, std::string peer, core::Target& target, exec::Executor& executor,
-            const QueueLimits& limits, const tcp::LiveBudgets& budgets, std::shared_ptr<SharedDevice> device);
+            const QueueLimits& limits, const transport::LiveBudgets& budgets, std::shared_ptr<SharedDevice> device);
   ~RdmaQueue() override;
 
   // Sizes the queue for the CM request: completion channel, CQ, QP, and what receiving the
@@ -138,7 +138,7 @@ class RdmaQueue final : public exec::Task, public core::TransportQueue, private 
   exec::Executor* _executor;
   bool _kicks_closed = false;  // guarded by _exec_mu: set by the closing pass
   QueueLimits _limits;
-  const tcp::LiveBudgets& _live_budgets;
+  const transport::LiveBudgets& _live_budgets;
   ibv_comp_channel* _channel = nullptr;
   bool _srq = false;
   int _comp_vector = 0;

@@ -290,4 +290,11 @@ TransportStats TcpTransport::stats() const {
   return s;
 }
 
+uint8_t TcpTransport::trtype() const { return core::trtype_tcp; }
+
+transport::Stats TcpTransport::totals() const {
+  const TransportStats s = stats();
+  return {s.pdus_rx, s.pdus_tx, s.term_sent, s.queues};
+}
+
 }  // namespace tcp

@@ -18,6 +18,7 @@
 #include "engine/exec/executor.hpp"
 #include "engine/exec/queue_move.hpp"
 #include "engine/tcp/queue.hpp"
+#include "engine/transport/transport.hpp"
 
 namespace core {
 class Target;
@@ -42,24 +43,26 @@ struct SocketOptions {
   uint64_t buffer_bytes = 0;      // SO_SNDBUF and SO_RCVBUF (forced when privileged); 0 = autotuning
 };
 
-class TcpTransport {
+class TcpTransport final : public transport::Transport {
  public:
   // registry: where each queue's statistics block is registered while it lives. cap: the
   // engine's connection limit, shared with its other transports.
   TcpTransport(core::Target& target, exec::Executor& executor, QueueLimits limits, Budgets budgets,
                stats::Registry& registry, exec::ConnectionCap& cap);
-  ~TcpTransport();
+  ~TcpTransport() override;
   TcpTransport(const TcpTransport&) = delete;
   TcpTransport& operator=(const TcpTransport&) = delete;
 
   // For sockets opened from now on; call before listen().
   void set_socket_options(const SocketOptions& o) { _sockopts = o; }
+  std::string_view name() const override { return "tcp"; }
+  uint8_t trtype() const override;
   // Binds and listens; returns the bound port, or 0 with error set (an option the kernel
   // refuses is an error too, naming it).
-  uint16_t listen(const std::string& traddr, const std::string& trsvcid, std::string& error);
-  void start();
+  uint16_t listen(const std::string& traddr, const std::string& trsvcid, std::string& error) override;
+  void start() override;
   // Stops accepting. Queues are retired by the executor's stop().
-  void stop_accepting();
+  void stop_accepting() override;
 
   // Live tuning. New connections go to the executor set last; moving existing queues is the
   // caller's (Engine's) job, through Executor::release and TcpQueue::set_executor.
@@ -67,15 +70,16 @@ class TcpTransport {
   // Live switch: new connections go to `to`, and every queue is released by its executor at an
   // io_work boundary and attached to `to`. Returns once all moved (or closed), or an error
   // after timeout_ms.
-  std::string move_queues(exec::Executor& to, unsigned timeout_ms);
+  std::string move_queues(exec::Executor& to, unsigned timeout_ms) override;
   exec::Executor& executor() const;
-  void set_budgets(const Budgets& b) { _budgets.set(b); }
+  void set_budgets(const Budgets& b) override { _budgets.set(b); }
   // For connections accepted from now on; a connected queue keeps the mechanism it started
   // with (its receive is armed on its own ring or registered with its executor's epoll).
-  void set_io_mechanism(IoMechanism m) { _mechanism.store(m, std::memory_order_relaxed); }
+  void set_io_mechanism(IoMechanism m) override { _mechanism.store(m, std::memory_order_relaxed); }
   Budgets budgets() const { return _budgets.load(); }
 
   TransportStats stats() const;
+  transport::Stats totals() const override;
 
  private:
   void accept_loop();

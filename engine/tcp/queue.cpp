@@ -30,21 +30,6 @@ TcpQueue::Slab::~Slab() {
   if (base) munmap(base, len);
 }
 
-void LiveBudgets::set(const Budgets& b) {
-  _recv.store(b.recv_pdus, std::memory_order_relaxed);
-  _send.store(b.send_pdus, std::memory_order_relaxed);
-  _ops.store(b.ops_per_pass, std::memory_order_relaxed);
-  _reap.store(b.reap_batch, std::memory_order_relaxed);
-  _deadline.store(b.deadline_us, std::memory_order_relaxed);
-  _bytes.store(b.bytes_per_pass, std::memory_order_relaxed);
-}
-
-Budgets LiveBudgets::load() const {
-  return Budgets{_recv.load(std::memory_order_relaxed), _send.load(std::memory_order_relaxed),
-                 _ops.load(std::memory_order_relaxed),  _reap.load(std::memory_order_relaxed),
-                 _bytes.load(std::memory_order_relaxed), _deadline.load(std::memory_order_relaxed)};
-}
-
 TcpQueue::TcpQueue(int fd, std::string peer, core::Target& target, exec::Executor& executor,
                    const QueueLimits& limits, const LiveBudgets& budgets, IoMechanism mechanism)
     : _fd(fd), _peer(std::move(peer)), _target(target), _executor(&executor), _limits(limits),

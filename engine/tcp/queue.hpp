@@ -20,10 +20,11 @@
 #include "engine/stats/counter.hpp"
 #include "engine/stats/registry.hpp"
 #include "engine/tcp/arrival_stamp.hpp"
-#include "engine/tcp/budgets.hpp"
 #include "engine/tcp/codec.hpp"
 #include "engine/tcp/digest.hpp"
 #include "engine/tcp/uring_socket.hpp"
+#include "engine/transport/budgets.hpp"
+#include "engine/transport/io_mechanism.hpp"
 
 namespace core {
 class Target;
@@ -40,22 +41,11 @@ struct QueueLimits {
   bool arrival_stamps = true;  // the kernel stamps received segments (arrival_stamp.hpp)
 };
 
-// Budgets shared by every queue of a transport and changed live: each pass reads them once
-// (relaxed loads; a pass may run with the previous values, never with torn ones per field).
-class LiveBudgets {
- public:
-  explicit LiveBudgets(const Budgets& b) { set(b); }
-  void set(const Budgets& b);
-  Budgets load() const;
-
- private:
-  std::atomic<unsigned> _recv{8}, _send{8}, _ops{64}, _reap{32}, _deadline{0};
-  std::atomic<uint32_t> _bytes{0};
-};
-
-// How a queue talks to its socket: readiness through epoll and non-blocking recv()/sendmsg(),
-// or io_uring (multishot receive into provided buffers on the queue's ring; uring_socket.hpp).
-enum class IoMechanism : uint8_t { epoll, io_uring };
+// The budgets and the I/O mechanism are every transport's (engine/transport/); TCP code names
+// them as its own.
+using transport::Budgets;
+using transport::IoMechanism;
+using transport::LiveBudgets;
 
 inline constexpr uint32_t admin_icd_size = 8192;  // NVME_TCP_ADMIN_CCSZ: Connect and friends
 inline constexpr size_t rx_buffer_size = 64 * 1024;  // the receive staging buffer of a queue

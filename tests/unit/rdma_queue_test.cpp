@@ -159,7 +159,7 @@ class RdmaQueueTest : public ::testing::Test {
   rdma::QueueLimits limits{128, icd, 1 << 20, 4};
   core::Target target{target_limits()};
   test_support::PassiveExecutor executor;
-  tcp::LiveBudgets budgets{tcp::Budgets{}};
+  transport::LiveBudgets budgets{transport::Budgets{}};
   std::vector<std::string> events;
 };
 
