@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "engine/exec/event/idle_poll_window.hpp"
+#include "support/fake_task.hpp"
 #include "support/peer_shutdown_check.hpp"
 
 namespace {
@@ -26,133 +27,9 @@ namespace {
 using exec::EventExecutor;
 using exec::Progress;
 using namespace std::chrono_literals;
-
-template <typename Pred>
-bool wait_for(Pred pred, std::chrono::milliseconds timeout = 10s) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > deadline) return pred();
-    std::this_thread::sleep_for(200us);
-  }
-  return true;
-}
-
-// A queue stand-in: owns one end of a socketpair, the test writes to the other. A 'c' byte
-// makes io_work return closed. Counts passes and checks that io_work never overlaps itself and
-// always runs on the same thread.
-class TestTask : public exec::Task {
- public:
-  explicit TestTask(exec::Executor* ex = nullptr) : _ex(ex) {
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) != 0) std::abort();
-    _sock = sv[0];
-    _peer = sv[1];
-  }
-  ~TestTask() override {
-    close(_sock);
-    close(_peer);
-  }
-
-  void send(char c = 'x') const { ASSERT_EQ(write(_peer, &c, 1), 1); }
-  // The test's end sends its end of stream (a host closing the connection).
-  void shut_peer() const { ASSERT_EQ(shutdown(_peer, SHUT_WR), 0); }
-
-  Progress io_work() override {
-    if (in_progress.exchange(true)) overlaps.fetch_add(1);
-    record_thread();
-    observed_kicks.store(kicks.load());
-    if (hook) hook(*this);
-    const long before = bytes.load();
-    bool close_now = drain_socket();
-    if (bytes_are_work) exec_did_work = bytes.load() != before;
-    handle_watch();
-    Progress p = Progress::idle;
-    if (more_budget.load() > 0) {
-      more_budget.fetch_sub(1);
-      p = Progress::more;
-    }
-    if (close_now) p = Progress::closed;
-    in_progress.store(false);
-    passes.fetch_add(1);
-    return p;
-  }
-
-  std::array<int, 2> fds() const override { return {_sock, watched.load()}; }
-  bool polls_in_memory() const override { return in_memory; }
-
-  void retire() override {
-    retired.fetch_add(1);
-    if (retire_counter != nullptr) retire_counter->fetch_add(1);
-    if (delete_on_retire) delete this;
-  }
-
-  std::atomic<int> passes{0};
-  std::atomic<int> retired{0};
-  std::atomic<bool> in_progress{false};
-  std::atomic<int> overlaps{0};
-  std::atomic<int> thread_changes{0};
-  std::atomic<int> more_budget{0};
-  std::atomic<long> bytes{0};
-  std::atomic<long> kicks{0};           // bumped by the test before each schedule()
-  std::atomic<long> observed_kicks{0};  // kicks seen at the start of the latest pass
-  std::atomic<int> watch_request{-1};   // fd to watch_fd() from the next pass
-  std::atomic<int> watched{-1};
-  std::atomic<uint64_t> eventfd_sum{0};
-  std::string thread_name;  // written in the first pass, read after passes >= 1
-  std::function<void(TestTask&)> hook;
-  std::atomic<int>* retire_counter = nullptr;
-  bool delete_on_retire = false;
-  bool in_memory = false;  // polls_in_memory(): set before attach
-  bool bytes_are_work = false;  // a pass that read a byte did work (exec_did_work): set before attach
-
- private:
-  void record_thread() {
-    pthread_t self = pthread_self();
-    if (!_has_thread) {
-      char name[16] = {};
-      pthread_getname_np(self, name, sizeof name);
-      thread_name = name;
-      _thread = self;
-      _has_thread = true;
-    } else if (!pthread_equal(_thread, self)) {
-      thread_changes.fetch_add(1);
-    }
-  }
-
-  bool drain_socket() {
-    bool close_now = false;
-    char buf[256];
-    ssize_t n;
-    while ((n = read(_sock, buf, sizeof buf)) > 0) {
-      bytes.fetch_add(n);
-      for (ssize_t i = 0; i < n; ++i) close_now |= buf[i] == 'c';
-    }
-    return close_now;
-  }
-
-  void handle_watch() {
-    int want = watch_request.load();
-    if (want >= 0 && watched.load() < 0) {
-      watched.store(want);
-      _ex->watch_fd(*this, want);
-    }
-    int fd = watched.load();
-    uint64_t value;
-    if (fd >= 0 && read(fd, &value, sizeof value) == sizeof value) eventfd_sum.fetch_add(value);
-  }
-
-  exec::Executor* _ex;
-  int _sock = -1;
-  int _peer = -1;
-  pthread_t _thread{};
-  bool _has_thread = false;
-};
-
-uint64_t total_passes(const EventExecutor& ex) {
-  uint64_t sum = 0;
-  for (const auto& s : ex.stats()) sum += s.io_work_passes;
-  return sum;
-}
+using test_support::total_passes;
+using test_support::wait_for;
+using TestTask = test_support::FakeTask;
 
 TEST(EventExecutor, NameAndFactory) {
   auto ex = exec::make_event_executor({.threads = 1});
@@ -176,7 +53,7 @@ TEST(EventExecutor, RunsOnAttachAndWhenReadable) {
   EventExecutor ex({.threads = 2});
   ex.attach(task);
   ASSERT_TRUE(wait_for([&] { return task.passes.load() >= 1; }));
-  EXPECT_EQ(task.thread_name, "nvmt-ev/" + std::to_string(task.exec_worker));
+  EXPECT_EQ(task.name(), "nvmt-ev/" + std::to_string(task.exec_worker));
 
   for (int i = 1; i <= 5; ++i) {
     task.send();
@@ -395,7 +272,7 @@ TEST(EventExecutor, ScheduleFromManyThreadsNeverOverlaps) {
     ASSERT_TRUE(wait_for([&] { return t->observed_kicks.load() == t->kicks.load(); }));
     EXPECT_EQ(t->overlaps.load(), 0);
     EXPECT_EQ(t->thread_changes.load(), 0);
-    EXPECT_EQ(t->thread_name, "nvmt-ev/" + std::to_string(t->exec_worker));
+    EXPECT_EQ(t->name(), "nvmt-ev/" + std::to_string(t->exec_worker));
   }
   auto stats = ex->stats();
   ASSERT_EQ(stats.size(), 2u);
@@ -625,7 +502,7 @@ TEST(EventExecutor, Attach200FromSeveralThreadsSpreadsRoundRobin) {
     ASSERT_GE(t->exec_worker, 0);
     ASSERT_LT(t->exec_worker, int(kWorkers));
     ++per_worker[t->exec_worker];
-    EXPECT_EQ(t->thread_name, "nvmt-ev/" + std::to_string(t->exec_worker));
+    EXPECT_EQ(t->name(), "nvmt-ev/" + std::to_string(t->exec_worker));
   }
   for (int n : per_worker) EXPECT_EQ(n, kTasks / int(kWorkers));
   for (auto& t : tasks) t->send();
