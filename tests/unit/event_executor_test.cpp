@@ -4,7 +4,6 @@
 
 #include <gtest/gtest.h>
 #include <pthread.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -20,7 +19,6 @@
 
 #include "engine/exec/event/idle_poll_window.hpp"
 #include "support/fake_task.hpp"
-#include "support/peer_shutdown_check.hpp"
 
 namespace {
 
@@ -63,30 +61,6 @@ TEST(EventExecutor, RunsOnAttachAndWhenReadable) {
   EXPECT_EQ(task.thread_changes.load(), 0);
   ex.stop();
   EXPECT_EQ(task.retired.load(), 1);
-}
-
-// See support/peer_shutdown_check.hpp.
-TEST(EventExecutor, TellsTheTaskItsPeerShutDown) {
-  TestTask task;
-  EventExecutor ex({.threads = 1});
-  ex.attach(task);
-  test_support::expect_peer_shutdown_reaches(task);
-}
-
-TEST(EventExecutor, MoreRunsAgainWithoutEvents) {
-  constexpr int kBudgetPasses = 50;
-  TestTask task;
-  task.more_budget = kBudgetPasses;
-  EventExecutor ex({.threads = 1});
-  ex.attach(task);
-  // Nothing is written to the socket: only Progress::more can drive 50 passes.
-  // 50 passes return more, the next one idle.
-  ASSERT_TRUE(wait_for([&] { return task.passes.load() >= kBudgetPasses + 1; }));
-  EXPECT_EQ(task.more_budget.load(), 0);
-  EXPECT_GE(total_passes(ex), uint64_t(kBudgetPasses + 1));
-  // Still served by events afterwards.
-  task.send();
-  ASSERT_TRUE(wait_for([&] { return task.bytes.load() == 1; }));
 }
 
 // A busy-polling worker spins on epoll, not on its queues: an idle queue is not run (each
@@ -287,32 +261,6 @@ TEST(EventExecutor, ScheduleFromManyThreadsNeverOverlaps) {
   for (auto& t : tasks) EXPECT_EQ(t->retired.load(), 1);
 }
 
-TEST(EventExecutor, ClosedRetiresOnceAndDeregisters) {
-  TestTask closing;
-  TestTask probe;
-  EventExecutor ex({.threads = 1});
-  ex.attach(closing);
-  ex.attach(probe);
-  ASSERT_TRUE(wait_for([&] { return closing.passes.load() >= 1 && probe.passes.load() >= 1; }));
-
-  closing.send('c');
-  ASSERT_TRUE(wait_for([&] { return closing.retired.load() == 1; }));
-  const int passes_at_close = closing.passes.load();
-
-  // Readiness on the retired task's socket first, then on the probe's: when the probe has run
-  // for its byte, the same worker has collected every event queued before it.
-  closing.send();
-  probe.send();
-  ASSERT_TRUE(wait_for([&] { return probe.bytes.load() == 1; }));
-  EXPECT_EQ(closing.passes.load(), passes_at_close);
-  EXPECT_EQ(closing.bytes.load(), 1);  // the 'c' only
-
-  // schedule() on a retired task is a protocol violation; stop() must not retire it again.
-  ex.stop();
-  EXPECT_EQ(closing.retired.load(), 1);
-  EXPECT_EQ(probe.retired.load(), 1);
-}
-
 // A kick pushed to the remote list while the task is running, then the task closes: the
 // executor must drop the dying (and here deleted) task from the list and keep the other kicks.
 TEST(EventExecutor, CloseWithPendingRemoteKick) {
@@ -421,67 +369,6 @@ TEST(EventExecutor, TasksBehindAClosingTaskInOneBatchStillRun) {
   ex.stop();
 }
 
-TEST(EventExecutor, WatchFdAddedLaterTriggersIoWork) {
-  int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  ASSERT_GE(efd, 0);
-  EventExecutor ex({.threads = 2});
-  TestTask task(&ex);
-  ex.attach(task);
-  ASSERT_TRUE(wait_for([&] { return task.passes.load() >= 1; }));
-
-  // Already signalled before it is watched: the run that follows watch_fd must consume it.
-  uint64_t one = 1;
-  ASSERT_EQ(write(efd, &one, sizeof one), ssize_t(sizeof one));
-  task.watch_request = efd;
-  ex.schedule(task);
-  ASSERT_TRUE(wait_for([&] { return task.eventfd_sum.load() == 1; }));
-
-  // And later signals arrive through epoll alone.
-  for (uint64_t i = 2; i <= 4; ++i) {
-    ASSERT_EQ(write(efd, &one, sizeof one), ssize_t(sizeof one));
-    ASSERT_TRUE(wait_for([&] { return task.eventfd_sum.load() == i; })) << i;
-  }
-  ex.stop();
-  EXPECT_EQ(task.retired.load(), 1);
-  close(efd);
-}
-
-TEST(EventExecutor, StopRetiresAllTasksOnce) {
-  constexpr int kTasks = 10;
-  std::vector<std::unique_ptr<TestTask>> tasks;
-  for (int i = 0; i < kTasks; ++i) tasks.push_back(std::make_unique<TestTask>());
-  EventExecutor ex({.threads = 2});
-  for (int i = 0; i < kTasks; ++i) {
-    if (i % 3 == 0) tasks[i]->more_budget = 1 << 30;  // busy forever
-    ex.attach(*tasks[i]);
-  }
-  ASSERT_TRUE(wait_for([&] {
-    for (auto& t : tasks)
-      if (t->passes.load() < 1) return false;
-    return true;
-  }));
-  ex.stop();
-  ex.stop();  // idempotent
-  for (auto& t : tasks) EXPECT_EQ(t->retired.load(), 1);
-
-  TestTask late;  // attach after stop: retired at once, never run
-  ex.attach(late);
-  EXPECT_EQ(late.retired.load(), 1);
-  EXPECT_EQ(late.passes.load(), 0);
-}
-
-TEST(EventExecutor, DestructorRetiresTasks) {
-  TestTask a;
-  TestTask b;
-  {
-    EventExecutor ex({.threads = 2});
-    ex.attach(a);
-    ex.attach(b);
-  }
-  EXPECT_EQ(a.retired.load(), 1);
-  EXPECT_EQ(b.retired.load(), 1);
-}
-
 TEST(EventExecutor, Attach200FromSeveralThreadsSpreadsRoundRobin) {
   constexpr int kTasks = 200;
   constexpr unsigned kWorkers = 4;
@@ -510,71 +397,6 @@ TEST(EventExecutor, Attach200FromSeveralThreadsSpreadsRoundRobin) {
   EXPECT_GE(total_passes(ex), uint64_t(2 * kTasks));
   ex.stop();
   for (auto& t : tasks) EXPECT_EQ(t->retired.load(), 1);
-}
-
-// Issue 15 defect 4 (release vs kick ordering): tasks move back and forth between two
-// executors while other threads kick them through a guarded executor pointer (as TcpQueue::kick
-// does). A kick dropped because the task held the handover token must be covered by the pass
-// that attach() runs; a kick that lands must be run. Either way, after the last kick every task
-// runs a pass that sees it.
-TEST(EventExecutor, KicksDuringRepeatedHandoverAreNeverLost) {
-  constexpr int kTasks = 8;
-  constexpr int kKickers = 3;
-  struct Moving {
-    TestTask task;
-    std::mutex mu;  // guards ex: a kick never races the pointer swap
-    exec::Executor* ex = nullptr;
-    void kick() {
-      task.kicks.fetch_add(1);
-      std::lock_guard lk(mu);
-      ex->schedule(task);
-    }
-  };
-  EventExecutor a({.threads = 2});
-  EventExecutor b({.threads = 2});
-  std::vector<std::unique_ptr<Moving>> tasks;
-  for (int i = 0; i < kTasks; ++i) {
-    tasks.push_back(std::make_unique<Moving>());
-    tasks.back()->ex = &a;
-    a.attach(tasks.back()->task);
-  }
-  for (auto& m : tasks) ASSERT_TRUE(wait_for([&] { return m->task.passes.load() >= 1; }));
-
-  std::atomic<bool> kicking{true};
-  std::vector<std::thread> kickers;
-  for (int k = 0; k < kKickers; ++k)
-    kickers.emplace_back([&, k] {
-      std::mt19937 rng(k);
-      while (kicking.load()) tasks[rng() % kTasks]->kick();
-    });
-  // Each round releases every task from the executor it is on and attaches it to the other.
-  for (int round = 0; round < 200; ++round) {
-    std::atomic<int> moved{0};
-    for (auto& m : tasks) {
-      exec::Executor* from = m->ex;
-      exec::Executor* to = from == &a ? static_cast<exec::Executor*>(&b) : &a;
-      Moving* mp = m.get();
-      from->release(m->task, [mp, to, &moved](exec::Task& t) {
-        {
-          std::lock_guard lk(mp->mu);
-          mp->ex = to;
-        }
-        to->attach(t);
-        moved.fetch_add(1);
-      });
-    }
-    ASSERT_TRUE(wait_for([&] { return moved.load() == kTasks; })) << "round " << round;
-  }
-  kicking = false;
-  for (auto& th : kickers) th.join();
-  for (auto& m : tasks) {
-    ASSERT_TRUE(wait_for([&] { return m->task.observed_kicks.load() == m->task.kicks.load(); }))
-        << "lost kick: " << m->task.kicks.load() << " kicks, last pass saw " << m->task.observed_kicks.load();
-    EXPECT_EQ(m->task.overlaps.load(), 0);
-  }
-  a.stop();
-  b.stop();
-  for (auto& m : tasks) EXPECT_EQ(m->task.retired.load(), 1);
 }
 
 }  // namespace

@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <sched.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -27,7 +26,6 @@
 #include "engine/exec/unbound/unbound_executor.hpp"
 #include "engine/system/topology.hpp"
 #include "support/fake_task.hpp"
-#include "support/peer_shutdown_check.hpp"
 
 namespace {
 
@@ -108,27 +106,6 @@ TEST(Inline, WorkLeftAfterTheInlineBatchIsDeferred) {
   auto stats = ex.stats();
   ASSERT_EQ(stats.size(), ex.threads().size());
   EXPECT_GE(stats[0].io_work_passes, 1u);  // the notification thread's inline passes
-}
-
-// See support/peer_shutdown_check.hpp.
-TEST(Inline, TellsTheTaskItsPeerShutDown) {
-  TestTask task;
-  InlineExecutor ex(config());
-  ex.attach(task);
-  test_support::expect_peer_shutdown_reaches(task);
-}
-
-TEST(Inline, MoreRunsAgainWithoutEvents) {
-  constexpr int kBudgetPasses = 50;
-  TestTask task;
-  task.more_budget = kBudgetPasses;
-  InlineExecutor ex(config());
-  ex.attach(task);
-  ASSERT_TRUE(wait_for([&] { return task.passes.load() >= kBudgetPasses + 1; }));
-  EXPECT_EQ(task.more_budget.load(), 0);
-  task.send();
-  ASSERT_TRUE(wait_for([&] { return task.bytes.load() == 1; }));
-  EXPECT_EQ(task.unready_passes.load(), 0);
 }
 
 TEST(Inline, NeverConcurrentWhileHammered) {
@@ -248,27 +225,6 @@ TEST(Inline, CloseWithPendingKick) {
   ex.stop();
   EXPECT_EQ(retired.load(), 1);
   EXPECT_EQ(other.retired.load(), 1);
-}
-
-TEST(Inline, WatchFdAddedLaterTriggersIoWork) {
-  int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  ASSERT_GE(efd, 0);
-  InlineExecutor ex(config());
-  TestTask task(&ex);
-  ex.attach(task);
-  ASSERT_TRUE(wait_for([&] { return task.passes.load() >= 1; }));
-  uint64_t one = 1;
-  ASSERT_EQ(write(efd, &one, sizeof one), ssize_t(sizeof one));
-  task.watch_request = efd;
-  ex.schedule(task);
-  ASSERT_TRUE(wait_for([&] { return task.eventfd_sum.load() == 1; }));
-  for (uint64_t i = 2; i <= 5; ++i) {
-    ASSERT_EQ(write(efd, &one, sizeof one), ssize_t(sizeof one));
-    ASSERT_TRUE(wait_for([&] { return task.eventfd_sum.load() == i; })) << i;
-  }
-  ex.stop();
-  EXPECT_EQ(task.retired.load(), 1);
-  close(efd);
 }
 
 // The task fills its socket and returns idle at EAGAIN: the EPOLLOUT edge brings it back.
@@ -463,39 +419,6 @@ TEST(Inline, MovesBetweenModelsUnderLoad) {
   unb.stop();
   inl.stop();
   for (auto& m : moving) EXPECT_EQ(m->task->retired.load(), 1);
-}
-
-TEST(Inline, StopRetiresAllTasksOnce) {
-  constexpr int kTasks = 10;
-  std::vector<std::unique_ptr<TestTask>> tasks;
-  for (int i = 0; i < kTasks; ++i) tasks.push_back(std::make_unique<TestTask>());
-  InlineExecutor ex(config());
-  for (int i = 0; i < kTasks; ++i) {
-    if (i % 3 == 0) tasks[i]->more_budget = 1 << 30;
-    ex.attach(*tasks[i]);
-  }
-  ASSERT_TRUE(wait_for([&] {
-    return std::all_of(tasks.begin(), tasks.end(), [](auto& t) { return t->passes.load() >= 1; });
-  }));
-  for (int i = 0; i < kTasks; ++i) tasks[i]->send();
-  ex.stop();
-  ex.stop();
-  for (auto& t : tasks) EXPECT_EQ(t->retired.load(), 1);
-  TestTask late;
-  ex.attach(late);
-  EXPECT_EQ(late.retired.load(), 1);
-  EXPECT_EQ(late.passes.load(), 0);
-}
-
-TEST(Inline, DestructorRetiresTasks) {
-  TestTask a, b;
-  {
-    InlineExecutor ex(config());
-    ex.attach(a);
-    ex.attach(b);
-  }
-  EXPECT_EQ(a.retired.load(), 1);
-  EXPECT_EQ(b.retired.load(), 1);
 }
 
 TEST(Inline, ThreadsArePinned) {

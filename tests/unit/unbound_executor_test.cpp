@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <sched.h>
-#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -26,7 +25,6 @@
 
 #include "engine/system/topology.hpp"
 #include "support/fake_task.hpp"
-#include "support/peer_shutdown_check.hpp"
 
 namespace {
 
@@ -37,7 +35,6 @@ using sys::AffinityScope;
 using namespace std::chrono_literals;
 using test_support::settle;
 using test_support::tids_of;
-using test_support::total_passes;
 using test_support::wait_for;
 using TestTask = test_support::FakeTask;
 
@@ -230,29 +227,6 @@ TEST_P(Unbound, RunsOnAttachAndWhenReadable) {
   EXPECT_TRUE(ex.tasks().empty());
 }
 
-// See support/peer_shutdown_check.hpp.
-TEST_P(Unbound, TellsTheTaskItsPeerShutDown) {
-  TestTask task;
-  UnboundExecutor ex(GetParam().cfg);
-  ex.attach(task);
-  test_support::expect_peer_shutdown_reaches(task);
-}
-
-TEST_P(Unbound, MoreRunsAgainWithoutEvents) {
-  constexpr int kBudgetPasses = 50;  // more than kMaxConsecutivePasses: requeued on the way
-  TestTask task;
-  task.more_budget = kBudgetPasses;
-  UnboundExecutor ex(GetParam().cfg);
-  ex.attach(task);
-  ASSERT_TRUE(wait_for([&] { return task.passes.load() >= kBudgetPasses + 1; }));
-  EXPECT_EQ(task.more_budget.load(), 0);
-  // The worker counts a pass after its io_work returned: wait for the count, not just the pass.
-  EXPECT_TRUE(wait_for([&] { return total_passes(ex) >= uint64_t(kBudgetPasses + 1); }));
-  task.send();
-  ASSERT_TRUE(wait_for([&] { return task.bytes.load() == 1; }));
-  EXPECT_EQ(task.unready_passes.load(), 0);
-}
-
 // 4 threads hammer schedule() while a writer streams bytes into every socket: io_work never
 // overlaps itself, no kick and no byte is lost.
 TEST_P(Unbound, NeverConcurrentWhileHammered) {
@@ -313,29 +287,6 @@ TEST_P(Unbound, NeverConcurrentWhileHammered) {
   for (auto& t : tasks) EXPECT_EQ(t->retired.load(), 1);
 }
 
-TEST_P(Unbound, ClosedRetiresOnceAndDeregisters) {
-  TestTask closing;
-  TestTask probe;
-  UnboundExecutor ex(GetParam().cfg);
-  ex.attach(closing);
-  ex.attach(probe);
-  ASSERT_TRUE(wait_for([&] { return closing.passes.load() >= 1 && probe.passes.load() >= 1; }));
-
-  closing.send('c');
-  ASSERT_TRUE(wait_for([&] { return closing.retired.load() == 1; }));
-  const int passes_at_close = closing.passes.load();
-  EXPECT_EQ(ex.tasks(), std::vector<exec::Task*>{&probe});
-  closing.send();
-  probe.send();
-  ASSERT_TRUE(wait_for([&] { return probe.bytes.load() == 1; }));
-  std::this_thread::sleep_for(20ms);
-  EXPECT_EQ(closing.passes.load(), passes_at_close);
-  EXPECT_EQ(closing.bytes.load(), 1);  // the 'c' only
-  ex.stop();
-  EXPECT_EQ(closing.retired.load(), 1);
-  EXPECT_EQ(probe.retired.load(), 1);
-}
-
 // A kick lands while the task runs its last pass, which returns closed: the task is retired
 // (and here deleted) once, the pending mark dies with it, other tasks keep running.
 TEST_P(Unbound, CloseWithPendingKick) {
@@ -367,29 +318,6 @@ TEST_P(Unbound, CloseWithPendingKick) {
   ex.stop();
   EXPECT_EQ(retired.load(), 1);
   EXPECT_EQ(other.retired.load(), 1);
-}
-
-TEST_P(Unbound, WatchFdAddedLaterTriggersIoWork) {
-  int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  ASSERT_GE(efd, 0);
-  UnboundExecutor ex(GetParam().cfg);
-  TestTask task(&ex);
-  ex.attach(task);
-  ASSERT_TRUE(wait_for([&] { return task.passes.load() >= 1; }));
-  uint64_t one = 1;
-  ASSERT_EQ(write(efd, &one, sizeof one), ssize_t(sizeof one));  // signalled before watched
-  task.watch_request = efd;
-  ex.schedule(task);
-  ASSERT_TRUE(wait_for([&] { return task.eventfd_sum.load() == 1; }));
-  for (uint64_t i = 2; i <= 6; ++i) {  // and later through epoll alone (re-armed each time)
-    ASSERT_EQ(write(efd, &one, sizeof one), ssize_t(sizeof one));
-    ASSERT_TRUE(wait_for([&] { return task.eventfd_sum.load() == i; })) << i;
-    task.send();
-    ASSERT_TRUE(wait_for([&] { return task.bytes.load() == long(i - 1); })) << i;
-  }
-  ex.stop();
-  EXPECT_EQ(task.retired.load(), 1);
-  close(efd);
 }
 
 // The task fills its socket and returns idle at EAGAIN: it must run again when the socket turns
@@ -526,44 +454,6 @@ TEST_P(Unbound, ReleaseIdleHandsOverOnTheCallingThreadOrTheTasksWorker) {
   ex.release(task, [&](exec::Task&) { ADD_FAILURE() << "second handover"; });  // not attached
   ex.stop();
   EXPECT_EQ(task.retired.load(), 0);
-}
-
-TEST_P(Unbound, StopRetiresAllTasksOnce) {
-  constexpr int kTasks = 10;
-  std::vector<std::unique_ptr<TestTask>> tasks;
-  for (int i = 0; i < kTasks; ++i) tasks.push_back(std::make_unique<TestTask>());
-  UnboundExecutor ex(GetParam().cfg);
-  for (int i = 0; i < kTasks; ++i) {
-    if (i % 3 == 0) tasks[i]->more_budget = 1 << 30;  // busy forever
-    ex.attach(*tasks[i]);
-  }
-  ASSERT_TRUE(wait_for([&] {
-    return std::all_of(tasks.begin(), tasks.end(), [](auto& t) { return t->passes.load() >= 1; });
-  }));
-  ex.release(*tasks[1], [](exec::Task&) {});  // may or may not complete before stop: never both
-  ex.stop();
-  ex.stop();  // idempotent
-  for (auto& t : tasks) EXPECT_LE(t->retired.load(), 1);
-  for (int i = 0; i < kTasks; ++i)
-    if (i != 1) {
-      EXPECT_EQ(tasks[i]->retired.load(), 1) << i;
-    }
-
-  TestTask late;  // attach after stop: retired at once, never run
-  ex.attach(late);
-  EXPECT_EQ(late.retired.load(), 1);
-  EXPECT_EQ(late.passes.load(), 0);
-}
-
-TEST_P(Unbound, DestructorRetiresTasks) {
-  TestTask a, b;
-  {
-    UnboundExecutor ex(GetParam().cfg);
-    ex.attach(a);
-    ex.attach(b);
-  }
-  EXPECT_EQ(a.retired.load(), 1);
-  EXPECT_EQ(b.retired.load(), 1);
 }
 
 TEST_P(Unbound, ManyAttachesFromSeveralThreads) {
