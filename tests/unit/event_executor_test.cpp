@@ -4,7 +4,6 @@
 
 #include <gtest/gtest.h>
 #include <pthread.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -19,140 +18,16 @@
 #include <vector>
 
 #include "engine/exec/event/idle_poll_window.hpp"
-#include "support/peer_shutdown_check.hpp"
+#include "support/fake_task.hpp"
 
 namespace {
 
 using exec::EventExecutor;
 using exec::Progress;
 using namespace std::chrono_literals;
-
-template <typename Pred>
-bool wait_for(Pred pred, std::chrono::milliseconds timeout = 10s) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > deadline) return pred();
-    std::this_thread::sleep_for(200us);
-  }
-  return true;
-}
-
-// A queue stand-in: owns one end of a socketpair, the test writes to the other. A 'c' byte
-// makes io_work return closed. Counts passes and checks that io_work never overlaps itself and
-// always runs on the same thread.
-class TestTask : public exec::Task {
- public:
-  explicit TestTask(exec::Executor* ex = nullptr) : _ex(ex) {
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) != 0) std::abort();
-    _sock = sv[0];
-    _peer = sv[1];
-  }
-  ~TestTask() override {
-    close(_sock);
-    close(_peer);
-  }
-
-  void send(char c = 'x') const { ASSERT_EQ(write(_peer, &c, 1), 1); }
-  // The test's end sends its end of stream (a host closing the connection).
-  void shut_peer() const { ASSERT_EQ(shutdown(_peer, SHUT_WR), 0); }
-
-  Progress io_work() override {
-    if (in_progress.exchange(true)) overlaps.fetch_add(1);
-    record_thread();
-    observed_kicks.store(kicks.load());
-    if (hook) hook(*this);
-    const long before = bytes.load();
-    bool close_now = drain_socket();
-    if (bytes_are_work) exec_did_work = bytes.load() != before;
-    handle_watch();
-    Progress p = Progress::idle;
-    if (more_budget.load() > 0) {
-      more_budget.fetch_sub(1);
-      p = Progress::more;
-    }
-    if (close_now) p = Progress::closed;
-    in_progress.store(false);
-    passes.fetch_add(1);
-    return p;
-  }
-
-  std::array<int, 2> fds() const override { return {_sock, watched.load()}; }
-  bool polls_in_memory() const override { return in_memory; }
-
-  void retire() override {
-    retired.fetch_add(1);
-    if (retire_counter != nullptr) retire_counter->fetch_add(1);
-    if (delete_on_retire) delete this;
-  }
-
-  std::atomic<int> passes{0};
-  std::atomic<int> retired{0};
-  std::atomic<bool> in_progress{false};
-  std::atomic<int> overlaps{0};
-  std::atomic<int> thread_changes{0};
-  std::atomic<int> more_budget{0};
-  std::atomic<long> bytes{0};
-  std::atomic<long> kicks{0};           // bumped by the test before each schedule()
-  std::atomic<long> observed_kicks{0};  // kicks seen at the start of the latest pass
-  std::atomic<int> watch_request{-1};   // fd to watch_fd() from the next pass
-  std::atomic<int> watched{-1};
-  std::atomic<uint64_t> eventfd_sum{0};
-  std::string thread_name;  // written in the first pass, read after passes >= 1
-  std::function<void(TestTask&)> hook;
-  std::atomic<int>* retire_counter = nullptr;
-  bool delete_on_retire = false;
-  bool in_memory = false;  // polls_in_memory(): set before attach
-  bool bytes_are_work = false;  // a pass that read a byte did work (exec_did_work): set before attach
-
- private:
-  void record_thread() {
-    pthread_t self = pthread_self();
-    if (!_has_thread) {
-      char name[16] = {};
-      pthread_getname_np(self, name, sizeof name);
-      thread_name = name;
-      _thread = self;
-      _has_thread = true;
-    } else if (!pthread_equal(_thread, self)) {
-      thread_changes.fetch_add(1);
-    }
-  }
-
-  bool drain_socket() {
-    bool close_now = false;
-    char buf[256];
-    ssize_t n;
-    while ((n = read(_sock, buf, sizeof buf)) > 0) {
-      bytes.fetch_add(n);
-      for (ssize_t i = 0; i < n; ++i) close_now |= buf[i] == 'c';
-    }
-    return close_now;
-  }
-
-  void handle_watch() {
-    int want = watch_request.load();
-    if (want >= 0 && watched.load() < 0) {
-      watched.store(want);
-      _ex->watch_fd(*this, want);
-    }
-    int fd = watched.load();
-    uint64_t value;
-    if (fd >= 0 && read(fd, &value, sizeof value) == sizeof value) eventfd_sum.fetch_add(value);
-  }
-
-  exec::Executor* _ex;
-  int _sock = -1;
-  int _peer = -1;
-  pthread_t _thread{};
-  bool _has_thread = false;
-};
-
-uint64_t total_passes(const EventExecutor& ex) {
-  uint64_t sum = 0;
-  for (const auto& s : ex.stats()) sum += s.io_work_passes;
-  return sum;
-}
+using test_support::total_passes;
+using test_support::wait_for;
+using TestTask = test_support::FakeTask;
 
 TEST(EventExecutor, NameAndFactory) {
   auto ex = exec::make_event_executor({.threads = 1});
@@ -176,7 +51,7 @@ TEST(EventExecutor, RunsOnAttachAndWhenReadable) {
   EventExecutor ex({.threads = 2});
   ex.attach(task);
   ASSERT_TRUE(wait_for([&] { return task.passes.load() >= 1; }));
-  EXPECT_EQ(task.thread_name, "nvmt-ev/" + std::to_string(task.exec_worker));
+  EXPECT_EQ(task.name(), "nvmt-ev/" + std::to_string(task.exec_worker));
 
   for (int i = 1; i <= 5; ++i) {
     task.send();
@@ -186,30 +61,6 @@ TEST(EventExecutor, RunsOnAttachAndWhenReadable) {
   EXPECT_EQ(task.thread_changes.load(), 0);
   ex.stop();
   EXPECT_EQ(task.retired.load(), 1);
-}
-
-// See support/peer_shutdown_check.hpp.
-TEST(EventExecutor, TellsTheTaskItsPeerShutDown) {
-  TestTask task;
-  EventExecutor ex({.threads = 1});
-  ex.attach(task);
-  test_support::expect_peer_shutdown_reaches(task);
-}
-
-TEST(EventExecutor, MoreRunsAgainWithoutEvents) {
-  constexpr int kBudgetPasses = 50;
-  TestTask task;
-  task.more_budget = kBudgetPasses;
-  EventExecutor ex({.threads = 1});
-  ex.attach(task);
-  // Nothing is written to the socket: only Progress::more can drive 50 passes.
-  // 50 passes return more, the next one idle.
-  ASSERT_TRUE(wait_for([&] { return task.passes.load() >= kBudgetPasses + 1; }));
-  EXPECT_EQ(task.more_budget.load(), 0);
-  EXPECT_GE(total_passes(ex), uint64_t(kBudgetPasses + 1));
-  // Still served by events afterwards.
-  task.send();
-  ASSERT_TRUE(wait_for([&] { return task.bytes.load() == 1; }));
 }
 
 // A busy-polling worker spins on epoll, not on its queues: an idle queue is not run (each
@@ -395,7 +246,7 @@ TEST(EventExecutor, ScheduleFromManyThreadsNeverOverlaps) {
     ASSERT_TRUE(wait_for([&] { return t->observed_kicks.load() == t->kicks.load(); }));
     EXPECT_EQ(t->overlaps.load(), 0);
     EXPECT_EQ(t->thread_changes.load(), 0);
-    EXPECT_EQ(t->thread_name, "nvmt-ev/" + std::to_string(t->exec_worker));
+    EXPECT_EQ(t->name(), "nvmt-ev/" + std::to_string(t->exec_worker));
   }
   auto stats = ex->stats();
   ASSERT_EQ(stats.size(), 2u);
@@ -408,32 +259,6 @@ TEST(EventExecutor, ScheduleFromManyThreadsNeverOverlaps) {
   for (uint64_t w : ex->epoll_waits()) EXPECT_GT(w, 0u);
   ex->stop();
   for (auto& t : tasks) EXPECT_EQ(t->retired.load(), 1);
-}
-
-TEST(EventExecutor, ClosedRetiresOnceAndDeregisters) {
-  TestTask closing;
-  TestTask probe;
-  EventExecutor ex({.threads = 1});
-  ex.attach(closing);
-  ex.attach(probe);
-  ASSERT_TRUE(wait_for([&] { return closing.passes.load() >= 1 && probe.passes.load() >= 1; }));
-
-  closing.send('c');
-  ASSERT_TRUE(wait_for([&] { return closing.retired.load() == 1; }));
-  const int passes_at_close = closing.passes.load();
-
-  // Readiness on the retired task's socket first, then on the probe's: when the probe has run
-  // for its byte, the same worker has collected every event queued before it.
-  closing.send();
-  probe.send();
-  ASSERT_TRUE(wait_for([&] { return probe.bytes.load() == 1; }));
-  EXPECT_EQ(closing.passes.load(), passes_at_close);
-  EXPECT_EQ(closing.bytes.load(), 1);  // the 'c' only
-
-  // schedule() on a retired task is a protocol violation; stop() must not retire it again.
-  ex.stop();
-  EXPECT_EQ(closing.retired.load(), 1);
-  EXPECT_EQ(probe.retired.load(), 1);
 }
 
 // A kick pushed to the remote list while the task is running, then the task closes: the
@@ -544,67 +369,6 @@ TEST(EventExecutor, TasksBehindAClosingTaskInOneBatchStillRun) {
   ex.stop();
 }
 
-TEST(EventExecutor, WatchFdAddedLaterTriggersIoWork) {
-  int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  ASSERT_GE(efd, 0);
-  EventExecutor ex({.threads = 2});
-  TestTask task(&ex);
-  ex.attach(task);
-  ASSERT_TRUE(wait_for([&] { return task.passes.load() >= 1; }));
-
-  // Already signalled before it is watched: the run that follows watch_fd must consume it.
-  uint64_t one = 1;
-  ASSERT_EQ(write(efd, &one, sizeof one), ssize_t(sizeof one));
-  task.watch_request = efd;
-  ex.schedule(task);
-  ASSERT_TRUE(wait_for([&] { return task.eventfd_sum.load() == 1; }));
-
-  // And later signals arrive through epoll alone.
-  for (uint64_t i = 2; i <= 4; ++i) {
-    ASSERT_EQ(write(efd, &one, sizeof one), ssize_t(sizeof one));
-    ASSERT_TRUE(wait_for([&] { return task.eventfd_sum.load() == i; })) << i;
-  }
-  ex.stop();
-  EXPECT_EQ(task.retired.load(), 1);
-  close(efd);
-}
-
-TEST(EventExecutor, StopRetiresAllTasksOnce) {
-  constexpr int kTasks = 10;
-  std::vector<std::unique_ptr<TestTask>> tasks;
-  for (int i = 0; i < kTasks; ++i) tasks.push_back(std::make_unique<TestTask>());
-  EventExecutor ex({.threads = 2});
-  for (int i = 0; i < kTasks; ++i) {
-    if (i % 3 == 0) tasks[i]->more_budget = 1 << 30;  // busy forever
-    ex.attach(*tasks[i]);
-  }
-  ASSERT_TRUE(wait_for([&] {
-    for (auto& t : tasks)
-      if (t->passes.load() < 1) return false;
-    return true;
-  }));
-  ex.stop();
-  ex.stop();  // idempotent
-  for (auto& t : tasks) EXPECT_EQ(t->retired.load(), 1);
-
-  TestTask late;  // attach after stop: retired at once, never run
-  ex.attach(late);
-  EXPECT_EQ(late.retired.load(), 1);
-  EXPECT_EQ(late.passes.load(), 0);
-}
-
-TEST(EventExecutor, DestructorRetiresTasks) {
-  TestTask a;
-  TestTask b;
-  {
-    EventExecutor ex({.threads = 2});
-    ex.attach(a);
-    ex.attach(b);
-  }
-  EXPECT_EQ(a.retired.load(), 1);
-  EXPECT_EQ(b.retired.load(), 1);
-}
-
 TEST(EventExecutor, Attach200FromSeveralThreadsSpreadsRoundRobin) {
   constexpr int kTasks = 200;
   constexpr unsigned kWorkers = 4;
@@ -625,7 +389,7 @@ TEST(EventExecutor, Attach200FromSeveralThreadsSpreadsRoundRobin) {
     ASSERT_GE(t->exec_worker, 0);
     ASSERT_LT(t->exec_worker, int(kWorkers));
     ++per_worker[t->exec_worker];
-    EXPECT_EQ(t->thread_name, "nvmt-ev/" + std::to_string(t->exec_worker));
+    EXPECT_EQ(t->name(), "nvmt-ev/" + std::to_string(t->exec_worker));
   }
   for (int n : per_worker) EXPECT_EQ(n, kTasks / int(kWorkers));
   for (auto& t : tasks) t->send();
@@ -633,71 +397,6 @@ TEST(EventExecutor, Attach200FromSeveralThreadsSpreadsRoundRobin) {
   EXPECT_GE(total_passes(ex), uint64_t(2 * kTasks));
   ex.stop();
   for (auto& t : tasks) EXPECT_EQ(t->retired.load(), 1);
-}
-
-// Issue 15 defect 4 (release vs kick ordering): tasks move back and forth between two
-// executors while other threads kick them through a guarded executor pointer (as TcpQueue::kick
-// does). A kick dropped because the task held the handover token must be covered by the pass
-// that attach() runs; a kick that lands must be run. Either way, after the last kick every task
-// runs a pass that sees it.
-TEST(EventExecutor, KicksDuringRepeatedHandoverAreNeverLost) {
-  constexpr int kTasks = 8;
-  constexpr int kKickers = 3;
-  struct Moving {
-    TestTask task;
-    std::mutex mu;  // guards ex: a kick never races the pointer swap
-    exec::Executor* ex = nullptr;
-    void kick() {
-      task.kicks.fetch_add(1);
-      std::lock_guard lk(mu);
-      ex->schedule(task);
-    }
-  };
-  EventExecutor a({.threads = 2});
-  EventExecutor b({.threads = 2});
-  std::vector<std::unique_ptr<Moving>> tasks;
-  for (int i = 0; i < kTasks; ++i) {
-    tasks.push_back(std::make_unique<Moving>());
-    tasks.back()->ex = &a;
-    a.attach(tasks.back()->task);
-  }
-  for (auto& m : tasks) ASSERT_TRUE(wait_for([&] { return m->task.passes.load() >= 1; }));
-
-  std::atomic<bool> kicking{true};
-  std::vector<std::thread> kickers;
-  for (int k = 0; k < kKickers; ++k)
-    kickers.emplace_back([&, k] {
-      std::mt19937 rng(k);
-      while (kicking.load()) tasks[rng() % kTasks]->kick();
-    });
-  // Each round releases every task from the executor it is on and attaches it to the other.
-  for (int round = 0; round < 200; ++round) {
-    std::atomic<int> moved{0};
-    for (auto& m : tasks) {
-      exec::Executor* from = m->ex;
-      exec::Executor* to = from == &a ? static_cast<exec::Executor*>(&b) : &a;
-      Moving* mp = m.get();
-      from->release(m->task, [mp, to, &moved](exec::Task& t) {
-        {
-          std::lock_guard lk(mp->mu);
-          mp->ex = to;
-        }
-        to->attach(t);
-        moved.fetch_add(1);
-      });
-    }
-    ASSERT_TRUE(wait_for([&] { return moved.load() == kTasks; })) << "round " << round;
-  }
-  kicking = false;
-  for (auto& th : kickers) th.join();
-  for (auto& m : tasks) {
-    ASSERT_TRUE(wait_for([&] { return m->task.observed_kicks.load() == m->task.kicks.load(); }))
-        << "lost kick: " << m->task.kicks.load() << " kicks, last pass saw " << m->task.observed_kicks.load();
-    EXPECT_EQ(m->task.overlaps.load(), 0);
-  }
-  a.stop();
-  b.stop();
-  for (auto& m : tasks) EXPECT_EQ(m->task.retired.load(), 1);
 }
 
 }  // namespace

@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <sched.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -26,7 +25,7 @@
 
 #include "engine/exec/unbound/unbound_executor.hpp"
 #include "engine/system/topology.hpp"
-#include "support/peer_shutdown_check.hpp"
+#include "support/fake_task.hpp"
 
 namespace {
 
@@ -34,207 +33,23 @@ using exec::InlineConfig;
 using exec::InlineExecutor;
 using exec::Progress;
 using namespace std::chrono_literals;
+using test_support::settle;
+using test_support::tids_of;
+using test_support::wait_for;
 
-template <typename Pred>
-bool wait_for(Pred pred, std::chrono::milliseconds timeout = 10s) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > deadline) return pred();
-    std::this_thread::sleep_for(200us);
+// The shared fake, counting the passes that ran in the wrong context: a full pass on the
+// notification thread, a limited one anywhere else.
+struct TestTask : test_support::FakeTask {
+  explicit TestTask(exec::Executor* ex = nullptr) : FakeTask(ex) {
+    observe_pass = [this](const std::string& thread, bool limited) {
+      const bool notify = thread == "nvmt-notify";
+      if (notify && !limited) full_passes_on_notify.fetch_add(1);
+      if (!notify && limited) limited_passes_off_notify.fetch_add(1);
+    };
   }
-  return true;
-}
-
-thread_local bool tl_limited = false;  // inside TestTask::io_work_limited
-
-// A queue stand-in: owns one end of a socketpair, the test writes to the other. A 'c' byte
-// makes io_work return closed. Checks that io_work never overlaps itself, that the executor
-// marked the task ready before every pass, where limited and full passes run, and that nothing
-// runs it after a handover until it is attached again.
-class TestTask : public exec::Task {
- public:
-  explicit TestTask(exec::Executor* ex = nullptr) : _ex(ex) {
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) != 0) std::abort();
-    _sock = sv[0];
-    _peer = sv[1];
-  }
-  ~TestTask() override {
-    close(_sock);
-    close(_peer);
-  }
-
-  void send(char c = 'x') const { ASSERT_EQ(write(_peer, &c, 1), 1); }
-  // The test's end sends its end of stream (a host closing the connection).
-  void shut_peer() const { ASSERT_EQ(shutdown(_peer, SHUT_WR), 0); }
-  // Non-asserting write for writer threads: false when the socket buffer is full.
-  bool try_send(char c = 'x') const { return write(_peer, &c, 1) == 1; }
-  // What the task sent so far and nobody read: read from the peer end now.
-  long read_peer() const {
-    char buf[65536];
-    long total = 0;
-    ssize_t n;
-    while ((n = read(_peer, buf, sizeof buf)) > 0) total += n;
-    return total;
-  }
-
-  // The notification thread's batch: counts it, then the same pass as io_work().
-  Progress io_work_limited(unsigned max_pdus) override {
-    limited_passes.fetch_add(1);
-    last_limit.store(max_pdus);
-    tl_limited = true;
-    Progress p = io_work();
-    tl_limited = false;
-    if (limited_more.load() && p == Progress::idle) p = Progress::more;
-    return p;
-  }
-
-  Progress io_work() override {
-    if (in_progress.exchange(true)) overlaps.fetch_add(1);
-    if (!tl_limited) full_passes.fetch_add(1);
-    if (moved_out.load()) passes_while_moved.fetch_add(1);
-    if (exec_ready_ns.exchange(0) == 0) unready_passes.fetch_add(1);
-    record_thread();
-    observed_kicks.store(kicks.load());
-    if (hook) hook(*this);
-    bool close_now = drain_socket();
-    handle_watch();
-    pump_out();
-    Progress p = Progress::idle;
-    if (more_budget.load() > 0) {
-      more_budget.fetch_sub(1);
-      p = Progress::more;
-    }
-    if (close_now) p = Progress::closed;
-    in_progress.store(false);
-    passes.fetch_add(1);
-    return p;
-  }
-
-  std::array<int, 2> fds() const override { return {_sock, watched.load()}; }
-  int incoming_cpu() const override { return cpu.load(); }
-
-  void retire() override {
-    retired.fetch_add(1);
-    if (retire_counter != nullptr) retire_counter->fetch_add(1);
-    if (delete_on_retire) delete this;
-  }
-
-  std::atomic<int> passes{0};
-  std::atomic<int> full_passes{0};                // io_work() not through io_work_limited()
-  std::atomic<int> limited_passes{0};
-  std::atomic<unsigned> last_limit{0};
-  std::atomic<bool> limited_more{false};          // the limited pass returns more
   std::atomic<int> full_passes_on_notify{0};      // must stay 0
   std::atomic<int> limited_passes_off_notify{0};  // 0 unless an unbound executor runs it
-  std::atomic<int> retired{0};
-  std::atomic<bool> in_progress{false};
-  std::atomic<int> overlaps{0};
-  std::atomic<int> unready_passes{0};
-  std::atomic<bool> moved_out{false};  // set by a handover, cleared before the next attach
-  std::atomic<int> passes_while_moved{0};
-  std::atomic<int> more_budget{0};
-  std::atomic<long> to_send{0};          // bytes io_work still has to write to its socket
-  std::atomic<long> bytes{0};
-  std::atomic<long> kicks{0};           // bumped by the test before each schedule()
-  std::atomic<long> observed_kicks{0};  // kicks seen at the start of the latest pass
-  std::atomic<int> watch_request{-1};   // fd to watch_fd() from the next pass
-  std::atomic<int> watched{-1};
-  std::atomic<uint64_t> eventfd_sum{0};
-  std::atomic<int> cpu{-1};             // incoming_cpu()
-  std::atomic<int> last_tid{0};
-  std::atomic<int> last_cpu{-1};        // sched_getcpu() of the latest pass
-  std::string thread_name;              // of the latest pass; read when passes is stable
-  std::string full_pass_name;           // thread of the latest full pass (guarded by name_mu)
-  int full_pass_cpu = -1;               // guarded by name_mu
-  std::mutex name_mu;
-  std::function<void(TestTask&)> hook;
-  std::atomic<int>* retire_counter = nullptr;
-  bool delete_on_retire = false;
-  exec::Executor* executor = nullptr;   // the one to kick (the test's own bookkeeping)
-
-  std::string name() {
-    std::lock_guard lock(name_mu);
-    return thread_name;
-  }
-
- private:
-  void record_thread() {
-    char name[16] = {};
-    pthread_getname_np(pthread_self(), name, sizeof name);
-    {
-      std::lock_guard lock(name_mu);
-      thread_name = name;
-    }
-    last_tid.store(sys::current_tid());
-    last_cpu.store(sched_getcpu());
-    if (!tl_limited) {
-      std::lock_guard lock(name_mu);
-      full_pass_name = name;
-      full_pass_cpu = sched_getcpu();
-    }
-    const bool notify = std::string(name) == "nvmt-notify";
-    if (notify && !tl_limited) full_passes_on_notify.fetch_add(1);
-    if (!notify && tl_limited) limited_passes_off_notify.fetch_add(1);
-  }
-
-  // Sends what to_send asks for, like a queue with responses: stops at EAGAIN and returns idle,
-  // relying on the executor to run it again when the socket turns writable.
-  void pump_out() {
-    static const std::vector<char> chunk(16384, 'o');
-    while (to_send.load() > 0) {
-      const ssize_t n = write(_sock, chunk.data(), std::min<size_t>(chunk.size(), size_t(to_send.load())));
-      if (n <= 0) break;
-      to_send.fetch_sub(n);
-    }
-    exec_tx_blocked = to_send.load() > 0;
-  }
-
-  bool drain_socket() {
-    bool close_now = false;
-    char buf[256];
-    ssize_t n;
-    while ((n = read(_sock, buf, sizeof buf)) > 0) {
-      bytes.fetch_add(n);
-      for (ssize_t i = 0; i < n; ++i) close_now |= buf[i] == 'c';
-    }
-    return close_now;
-  }
-
-  void handle_watch() {
-    int want = watch_request.load();
-    if (want >= 0 && watched.load() < 0) {
-      watched.store(want);
-      _ex->watch_fd(*this, want);
-    }
-    int fd = watched.load();
-    uint64_t value;
-    if (fd >= 0 && read(fd, &value, sizeof value) == sizeof value) eventfd_sum.fetch_add(value);
-  }
-
-  exec::Executor* _ex;
-  int _sock = -1;
-  int _peer = -1;
 };
-
-// Waits until the task's pass count stops moving for a while: it went idle. False when it
-// keeps running (a spinning executor).
-bool settle(const TestTask& task) {
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  int last = -1;
-  while (task.passes.load() != last || task.in_progress.load()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    last = task.passes.load();
-    std::this_thread::sleep_for(30ms);
-  }
-  return true;
-}
-
-std::set<int> tids_of(const exec::Executor& ex) {
-  std::set<int> out;
-  for (const auto& t : ex.threads()) out.insert(t.tid);
-  return out;
-}
 
 InlineConfig config(unsigned budget = 8, unsigned threads = 0) {
   return {.threads = threads, .cpus = {}, .inline_budget = budget};
@@ -293,27 +108,6 @@ TEST(Inline, WorkLeftAfterTheInlineBatchIsDeferred) {
   EXPECT_GE(stats[0].io_work_passes, 1u);  // the notification thread's inline passes
 }
 
-// See support/peer_shutdown_check.hpp.
-TEST(Inline, TellsTheTaskItsPeerShutDown) {
-  TestTask task;
-  InlineExecutor ex(config());
-  ex.attach(task);
-  test_support::expect_peer_shutdown_reaches(task);
-}
-
-TEST(Inline, MoreRunsAgainWithoutEvents) {
-  constexpr int kBudgetPasses = 50;
-  TestTask task;
-  task.more_budget = kBudgetPasses;
-  InlineExecutor ex(config());
-  ex.attach(task);
-  ASSERT_TRUE(wait_for([&] { return task.passes.load() >= kBudgetPasses + 1; }));
-  EXPECT_EQ(task.more_budget.load(), 0);
-  task.send();
-  ASSERT_TRUE(wait_for([&] { return task.bytes.load() == 1; }));
-  EXPECT_EQ(task.unready_passes.load(), 0);
-}
-
 TEST(Inline, NeverConcurrentWhileHammered) {
   constexpr int kTasks = 8;
   constexpr int kHammerThreads = 4;
@@ -321,7 +115,7 @@ TEST(Inline, NeverConcurrentWhileHammered) {
   InlineExecutor ex(config(2));
   for (int i = 0; i < kTasks; ++i) {
     tasks.push_back(std::make_unique<TestTask>());
-    tasks.back()->hook = [](TestTask&) {
+    tasks.back()->hook = [](test_support::FakeTask&) {
       std::atomic<int> spin{0};
       while (spin.fetch_add(1, std::memory_order_relaxed) < 300) {
       }
@@ -410,7 +204,7 @@ TEST(Inline, CloseWithPendingKick) {
   auto* dying = new TestTask;
   dying->delete_on_retire = true;
   dying->retire_counter = &retired;
-  dying->hook = [&](TestTask&) {
+  dying->hook = [&](test_support::FakeTask&) {
     if (!armed.load()) return;
     running = true;
     while (!release.load()) std::this_thread::yield();
@@ -431,27 +225,6 @@ TEST(Inline, CloseWithPendingKick) {
   ex.stop();
   EXPECT_EQ(retired.load(), 1);
   EXPECT_EQ(other.retired.load(), 1);
-}
-
-TEST(Inline, WatchFdAddedLaterTriggersIoWork) {
-  int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  ASSERT_GE(efd, 0);
-  InlineExecutor ex(config());
-  TestTask task(&ex);
-  ex.attach(task);
-  ASSERT_TRUE(wait_for([&] { return task.passes.load() >= 1; }));
-  uint64_t one = 1;
-  ASSERT_EQ(write(efd, &one, sizeof one), ssize_t(sizeof one));
-  task.watch_request = efd;
-  ex.schedule(task);
-  ASSERT_TRUE(wait_for([&] { return task.eventfd_sum.load() == 1; }));
-  for (uint64_t i = 2; i <= 5; ++i) {
-    ASSERT_EQ(write(efd, &one, sizeof one), ssize_t(sizeof one));
-    ASSERT_TRUE(wait_for([&] { return task.eventfd_sum.load() == i; })) << i;
-  }
-  ex.stop();
-  EXPECT_EQ(task.retired.load(), 1);
-  close(efd);
 }
 
 // The task fills its socket and returns idle at EAGAIN: the EPOLLOUT edge brings it back.
@@ -483,7 +256,7 @@ void release_while_busy(bool inline_pass) {
   TestTask task;
   auto ex1 = std::make_unique<InlineExecutor>(config());
   InlineExecutor ex2(config());
-  task.hook = [&](TestTask&) {
+  task.hook = [&](test_support::FakeTask&) {
     if (!hold.load()) return;
     in_pass = true;
     while (!let_go.load()) std::this_thread::yield();
@@ -578,7 +351,7 @@ TEST(Inline, MovesBetweenModelsUnderLoad) {
   for (int i = 0; i < kTasks; ++i) {
     Moving& m = *moving[i];
     runs_on[i] = i % 2 ? static_cast<exec::Executor*>(&unb) : &inl;
-    m.task->hook = [&, i](TestTask&) {
+    m.task->hook = [&, i](test_support::FakeTask&) {
       const std::set<int>& ok = runs_on[i].load() == &unb ? unb_tids : inl_tids;
       if (!ok.count(sys::current_tid())) moving[i]->wrong_executor.fetch_add(1);
     };
@@ -646,39 +419,6 @@ TEST(Inline, MovesBetweenModelsUnderLoad) {
   unb.stop();
   inl.stop();
   for (auto& m : moving) EXPECT_EQ(m->task->retired.load(), 1);
-}
-
-TEST(Inline, StopRetiresAllTasksOnce) {
-  constexpr int kTasks = 10;
-  std::vector<std::unique_ptr<TestTask>> tasks;
-  for (int i = 0; i < kTasks; ++i) tasks.push_back(std::make_unique<TestTask>());
-  InlineExecutor ex(config());
-  for (int i = 0; i < kTasks; ++i) {
-    if (i % 3 == 0) tasks[i]->more_budget = 1 << 30;
-    ex.attach(*tasks[i]);
-  }
-  ASSERT_TRUE(wait_for([&] {
-    return std::all_of(tasks.begin(), tasks.end(), [](auto& t) { return t->passes.load() >= 1; });
-  }));
-  for (int i = 0; i < kTasks; ++i) tasks[i]->send();
-  ex.stop();
-  ex.stop();
-  for (auto& t : tasks) EXPECT_EQ(t->retired.load(), 1);
-  TestTask late;
-  ex.attach(late);
-  EXPECT_EQ(late.retired.load(), 1);
-  EXPECT_EQ(late.passes.load(), 0);
-}
-
-TEST(Inline, DestructorRetiresTasks) {
-  TestTask a, b;
-  {
-    InlineExecutor ex(config());
-    ex.attach(a);
-    ex.attach(b);
-  }
-  EXPECT_EQ(a.retired.load(), 1);
-  EXPECT_EQ(b.retired.load(), 1);
 }
 
 TEST(Inline, ThreadsArePinned) {

@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <sched.h>
-#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -25,7 +24,7 @@
 #include <vector>
 
 #include "engine/system/topology.hpp"
-#include "support/peer_shutdown_check.hpp"
+#include "support/fake_task.hpp"
 
 namespace {
 
@@ -34,185 +33,10 @@ using exec::UnboundConfig;
 using exec::UnboundExecutor;
 using sys::AffinityScope;
 using namespace std::chrono_literals;
-
-template <typename Pred>
-bool wait_for(Pred pred, std::chrono::milliseconds timeout = 10s) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > deadline) return pred();
-    std::this_thread::sleep_for(200us);
-  }
-  return true;
-}
-
-// A queue stand-in: owns one end of a socketpair, the test writes to the other. A 'c' byte
-// makes io_work return closed. Checks that io_work never overlaps itself, that the executor
-// marked the task ready before every pass, and that nothing runs it after a handover until it
-// is attached again.
-class TestTask : public exec::Task {
- public:
-  explicit TestTask(exec::Executor* ex = nullptr) : _ex(ex) {
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) != 0) std::abort();
-    _sock = sv[0];
-    _peer = sv[1];
-  }
-  ~TestTask() override {
-    close(_sock);
-    close(_peer);
-  }
-
-  void send(char c = 'x') const { ASSERT_EQ(write(_peer, &c, 1), 1); }
-  // The test's end sends its end of stream (a host closing the connection).
-  void shut_peer() const { ASSERT_EQ(shutdown(_peer, SHUT_WR), 0); }
-  // Non-asserting write for writer threads: false when the socket buffer is full.
-  bool try_send(char c = 'x') const { return write(_peer, &c, 1) == 1; }
-  // What the task sent so far and nobody read: read from the peer end now.
-  long read_peer() const {
-    char buf[65536];
-    long total = 0;
-    ssize_t n;
-    while ((n = read(_peer, buf, sizeof buf)) > 0) total += n;
-    return total;
-  }
-
-  Progress io_work() override {
-    if (in_progress.exchange(true)) overlaps.fetch_add(1);
-    if (moved_out.load()) passes_while_moved.fetch_add(1);
-    if (exec_ready_ns.exchange(0) == 0) unready_passes.fetch_add(1);
-    record_thread();
-    observed_kicks.store(kicks.load());
-    if (hook) hook(*this);
-    bool close_now = drain_socket();
-    handle_watch();
-    pump_out();
-    if (after_send) after_send(*this);
-    Progress p = Progress::idle;
-    if (more_budget.load() > 0) {
-      more_budget.fetch_sub(1);
-      p = Progress::more;
-    }
-    if (close_now) p = Progress::closed;
-    in_progress.store(false);
-    passes.fetch_add(1);
-    return p;
-  }
-
-  std::array<int, 2> fds() const override { return {_sock, watched.load()}; }
-  int incoming_cpu() const override { return cpu.load(); }
-
-  void retire() override {
-    retired.fetch_add(1);
-    if (retire_counter != nullptr) retire_counter->fetch_add(1);
-    if (delete_on_retire) delete this;
-  }
-
-  std::atomic<int> passes{0};
-  std::atomic<int> retired{0};
-  std::atomic<bool> in_progress{false};
-  std::atomic<int> overlaps{0};
-  std::atomic<int> unready_passes{0};
-  std::atomic<bool> moved_out{false};  // set by a handover, cleared before the next attach
-  std::atomic<int> passes_while_moved{0};
-  std::atomic<int> more_budget{0};
-  std::atomic<long> to_send{0};          // bytes io_work still has to write to its socket
-  std::atomic<long> bytes{0};
-  std::atomic<long> kicks{0};           // bumped by the test before each schedule()
-  std::atomic<long> observed_kicks{0};  // kicks seen at the start of the latest pass
-  std::atomic<int> watch_request{-1};   // fd to watch_fd() from the next pass
-  std::atomic<int> watched{-1};
-  std::atomic<uint64_t> eventfd_sum{0};
-  std::atomic<int> cpu{-1};             // incoming_cpu()
-  std::atomic<int> last_tid{0};
-  std::atomic<int> last_cpu{-1};        // sched_getcpu() of the latest pass
-  std::string thread_name;              // of the latest pass; read when passes is stable
-  std::mutex name_mu;
-  std::function<void(TestTask&)> hook;
-  std::function<void(TestTask&)> after_send;  // runs after pump_out, inside the pass
-  std::atomic<int>* retire_counter = nullptr;
-  bool delete_on_retire = false;
-  exec::Executor* executor = nullptr;   // the one to kick (the test's own bookkeeping)
-
-  std::string name() {
-    std::lock_guard lock(name_mu);
-    return thread_name;
-  }
-
- private:
-  void record_thread() {
-    char name[16] = {};
-    pthread_getname_np(pthread_self(), name, sizeof name);
-    {
-      std::lock_guard lock(name_mu);
-      thread_name = name;
-    }
-    last_tid.store(sys::current_tid());
-    last_cpu.store(sched_getcpu());
-  }
-
-  // Sends what to_send asks for, like a queue with responses: stops at EAGAIN and returns idle,
-  // relying on the executor to run it again when the socket turns writable.
-  void pump_out() {
-    static const std::vector<char> chunk(16384, 'o');
-    while (to_send.load() > 0) {
-      const ssize_t n = write(_sock, chunk.data(), std::min<size_t>(chunk.size(), size_t(to_send.load())));
-      if (n <= 0) break;
-      to_send.fetch_sub(n);
-    }
-    exec_tx_blocked = to_send.load() > 0;
-  }
-
-  bool drain_socket() {
-    bool close_now = false;
-    char buf[256];
-    ssize_t n;
-    while ((n = read(_sock, buf, sizeof buf)) > 0) {
-      bytes.fetch_add(n);
-      for (ssize_t i = 0; i < n; ++i) close_now |= buf[i] == 'c';
-    }
-    return close_now;
-  }
-
-  void handle_watch() {
-    int want = watch_request.load();
-    if (want >= 0 && watched.load() < 0) {
-      watched.store(want);
-      _ex->watch_fd(*this, want);
-    }
-    int fd = watched.load();
-    uint64_t value;
-    if (fd >= 0 && read(fd, &value, sizeof value) == sizeof value) eventfd_sum.fetch_add(value);
-  }
-
-  exec::Executor* _ex;
-  int _sock = -1;
-  int _peer = -1;
-};
-
-uint64_t total_passes(const UnboundExecutor& ex) {
-  uint64_t sum = 0;
-  for (const auto& s : ex.stats()) sum += s.io_work_passes;
-  return sum;
-}
-
-std::set<int> tids_of(const exec::Executor& ex) {
-  std::set<int> out;
-  for (const auto& t : ex.threads()) out.insert(t.tid);
-  return out;
-}
-
-// Waits until the task's pass count stops moving for a while: it went idle. False when it
-// keeps running (a spinning executor).
-bool settle(const TestTask& task) {
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  int last = -1;
-  while (task.passes.load() != last || task.in_progress.load()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    last = task.passes.load();
-    std::this_thread::sleep_for(30ms);
-  }
-  return true;
-}
+using test_support::settle;
+using test_support::tids_of;
+using test_support::wait_for;
+using TestTask = test_support::FakeTask;
 
 // ---------------------------------------------------------------------------------------------
 // Topology
@@ -403,29 +227,6 @@ TEST_P(Unbound, RunsOnAttachAndWhenReadable) {
   EXPECT_TRUE(ex.tasks().empty());
 }
 
-// See support/peer_shutdown_check.hpp.
-TEST_P(Unbound, TellsTheTaskItsPeerShutDown) {
-  TestTask task;
-  UnboundExecutor ex(GetParam().cfg);
-  ex.attach(task);
-  test_support::expect_peer_shutdown_reaches(task);
-}
-
-TEST_P(Unbound, MoreRunsAgainWithoutEvents) {
-  constexpr int kBudgetPasses = 50;  // more than kMaxConsecutivePasses: requeued on the way
-  TestTask task;
-  task.more_budget = kBudgetPasses;
-  UnboundExecutor ex(GetParam().cfg);
-  ex.attach(task);
-  ASSERT_TRUE(wait_for([&] { return task.passes.load() >= kBudgetPasses + 1; }));
-  EXPECT_EQ(task.more_budget.load(), 0);
-  // The worker counts a pass after its io_work returned: wait for the count, not just the pass.
-  EXPECT_TRUE(wait_for([&] { return total_passes(ex) >= uint64_t(kBudgetPasses + 1); }));
-  task.send();
-  ASSERT_TRUE(wait_for([&] { return task.bytes.load() == 1; }));
-  EXPECT_EQ(task.unready_passes.load(), 0);
-}
-
 // 4 threads hammer schedule() while a writer streams bytes into every socket: io_work never
 // overlaps itself, no kick and no byte is lost.
 TEST_P(Unbound, NeverConcurrentWhileHammered) {
@@ -486,29 +287,6 @@ TEST_P(Unbound, NeverConcurrentWhileHammered) {
   for (auto& t : tasks) EXPECT_EQ(t->retired.load(), 1);
 }
 
-TEST_P(Unbound, ClosedRetiresOnceAndDeregisters) {
-  TestTask closing;
-  TestTask probe;
-  UnboundExecutor ex(GetParam().cfg);
-  ex.attach(closing);
-  ex.attach(probe);
-  ASSERT_TRUE(wait_for([&] { return closing.passes.load() >= 1 && probe.passes.load() >= 1; }));
-
-  closing.send('c');
-  ASSERT_TRUE(wait_for([&] { return closing.retired.load() == 1; }));
-  const int passes_at_close = closing.passes.load();
-  EXPECT_EQ(ex.tasks(), std::vector<exec::Task*>{&probe});
-  closing.send();
-  probe.send();
-  ASSERT_TRUE(wait_for([&] { return probe.bytes.load() == 1; }));
-  std::this_thread::sleep_for(20ms);
-  EXPECT_EQ(closing.passes.load(), passes_at_close);
-  EXPECT_EQ(closing.bytes.load(), 1);  // the 'c' only
-  ex.stop();
-  EXPECT_EQ(closing.retired.load(), 1);
-  EXPECT_EQ(probe.retired.load(), 1);
-}
-
 // A kick lands while the task runs its last pass, which returns closed: the task is retired
 // (and here deleted) once, the pending mark dies with it, other tasks keep running.
 TEST_P(Unbound, CloseWithPendingKick) {
@@ -540,29 +318,6 @@ TEST_P(Unbound, CloseWithPendingKick) {
   ex.stop();
   EXPECT_EQ(retired.load(), 1);
   EXPECT_EQ(other.retired.load(), 1);
-}
-
-TEST_P(Unbound, WatchFdAddedLaterTriggersIoWork) {
-  int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  ASSERT_GE(efd, 0);
-  UnboundExecutor ex(GetParam().cfg);
-  TestTask task(&ex);
-  ex.attach(task);
-  ASSERT_TRUE(wait_for([&] { return task.passes.load() >= 1; }));
-  uint64_t one = 1;
-  ASSERT_EQ(write(efd, &one, sizeof one), ssize_t(sizeof one));  // signalled before watched
-  task.watch_request = efd;
-  ex.schedule(task);
-  ASSERT_TRUE(wait_for([&] { return task.eventfd_sum.load() == 1; }));
-  for (uint64_t i = 2; i <= 6; ++i) {  // and later through epoll alone (re-armed each time)
-    ASSERT_EQ(write(efd, &one, sizeof one), ssize_t(sizeof one));
-    ASSERT_TRUE(wait_for([&] { return task.eventfd_sum.load() == i; })) << i;
-    task.send();
-    ASSERT_TRUE(wait_for([&] { return task.bytes.load() == long(i - 1); })) << i;
-  }
-  ex.stop();
-  EXPECT_EQ(task.retired.load(), 1);
-  close(efd);
 }
 
 // The task fills its socket and returns idle at EAGAIN: it must run again when the socket turns
@@ -699,44 +454,6 @@ TEST_P(Unbound, ReleaseIdleHandsOverOnTheCallingThreadOrTheTasksWorker) {
   ex.release(task, [&](exec::Task&) { ADD_FAILURE() << "second handover"; });  // not attached
   ex.stop();
   EXPECT_EQ(task.retired.load(), 0);
-}
-
-TEST_P(Unbound, StopRetiresAllTasksOnce) {
-  constexpr int kTasks = 10;
-  std::vector<std::unique_ptr<TestTask>> tasks;
-  for (int i = 0; i < kTasks; ++i) tasks.push_back(std::make_unique<TestTask>());
-  UnboundExecutor ex(GetParam().cfg);
-  for (int i = 0; i < kTasks; ++i) {
-    if (i % 3 == 0) tasks[i]->more_budget = 1 << 30;  // busy forever
-    ex.attach(*tasks[i]);
-  }
-  ASSERT_TRUE(wait_for([&] {
-    return std::all_of(tasks.begin(), tasks.end(), [](auto& t) { return t->passes.load() >= 1; });
-  }));
-  ex.release(*tasks[1], [](exec::Task&) {});  // may or may not complete before stop: never both
-  ex.stop();
-  ex.stop();  // idempotent
-  for (auto& t : tasks) EXPECT_LE(t->retired.load(), 1);
-  for (int i = 0; i < kTasks; ++i)
-    if (i != 1) {
-      EXPECT_EQ(tasks[i]->retired.load(), 1) << i;
-    }
-
-  TestTask late;  // attach after stop: retired at once, never run
-  ex.attach(late);
-  EXPECT_EQ(late.retired.load(), 1);
-  EXPECT_EQ(late.passes.load(), 0);
-}
-
-TEST_P(Unbound, DestructorRetiresTasks) {
-  TestTask a, b;
-  {
-    UnboundExecutor ex(GetParam().cfg);
-    ex.attach(a);
-    ex.attach(b);
-  }
-  EXPECT_EQ(a.retired.load(), 1);
-  EXPECT_EQ(b.retired.load(), 1);
 }
 
 TEST_P(Unbound, ManyAttachesFromSeveralThreads) {

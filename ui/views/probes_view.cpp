@@ -9,6 +9,8 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 #include "ui/models/probe_model.hpp"
 
 namespace ui {
@@ -34,6 +36,9 @@ ProbesView::ProbesView(EngineSession& session, QWidget* parent) : QWidget(parent
   _table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   _table->horizontalHeader()->setSectionResizeMode(ProbeModel::measures_column, QHeaderView::Stretch);
   _table->horizontalHeader()->setSectionResizeMode(ProbeModel::detail_column, QHeaderView::Stretch);
+  // As wide as its buttons (rebuild_buttons): fitting the column to its contents counted them only
+  // when the header happened to size it after they were made, and left a 25-px "Start" otherwise.
+  _table->horizontalHeader()->setSectionResizeMode(ProbeModel::action_column, QHeaderView::Fixed);
   _filter = new QLineEdit(this);
   _filter->setPlaceholderText("filter for the next start (wqlat: a workqueue such as nvmet_tcp_wq; biolat: a disk)");
   _filter->setToolTip("Passed to probes.start with the probe's name; empty = everything the probe sees");
@@ -67,7 +72,7 @@ QPushButton* ProbesView::action_button(const std::string& name) const {
 
 void ProbesView::rebuild_buttons() {
   _buttons.clear();  // the model reset dropped the index widgets with their buttons
-  int available = 0;
+  int available = 0, widest = 0;
   QString first_reason;
   for (size_t i = 0; i < _model->rows().size(); ++i) {
     const ProbeRow& r = _model->rows()[i];
@@ -85,7 +90,10 @@ void ProbesView::rebuild_buttons() {
     });
     _table->setIndexWidget(_model->index(int(i), ProbeModel::action_column), button);
     _buttons[r.name] = button;
+    widest = std::max(widest, button->sizeHint().width());
   }
+  const int grid = _table->showGrid() ? 1 : 0;  // the cell gives its right edge to the grid line
+  if (widest > 0) _table->horizontalHeader()->resizeSection(ProbeModel::action_column, widest + grid);
   // When no probe can run, say why once, at the top, in words: the rest keeps working.
   QString banner = _model->unavailable();
   if (banner.isEmpty() && available == 0 && !_model->rows().empty())
