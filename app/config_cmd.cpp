@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "app/exit_code.hpp"
-#include "engine/control/settings_schema.hpp"
+#include "engine/config/settings_schema.hpp"
 
 namespace app {
 

@@ -15,9 +15,9 @@
 #include <nlohmann/json.hpp>
 
 #include "app/exit_code.hpp"
-#include "engine/control/rpc_client.hpp"
-#include "engine/control/json_codec.hpp"
-#include "engine/control/rpc_server.hpp"
+#include "engine/rpc/rpc_client.hpp"
+#include "engine/rpc/json_codec.hpp"
+#include "engine/rpc/rpc_server.hpp"
 #include "engine/stats/latency_sources.hpp"
 #include "engine/stats/print.hpp"
 

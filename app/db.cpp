@@ -15,7 +15,7 @@
 #include "app/exit_code.hpp"
 #include "engine/stats/latency_sources.hpp"
 #include "data/store/store.hpp"
-#include "engine/control/config.hpp"
+#include "engine/config/config.hpp"
 
 namespace app {
 

@@ -1,7 +1,7 @@
 #pragma once
 // The GUI entry point, compiled only when NVMETUNE_GUI is on (gui_main.cpp). Everything Qt
 // is behind this one function so the headless paths never touch it.
-#include "engine/control/config.hpp"
+#include "engine/config/config.hpp"
 
 namespace app {
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "app/exit_code.hpp"
-#include "engine/control/config.hpp"
+#include "engine/config/config.hpp"
 #include "engine/initiator/load_generator.hpp"
 #include "engine/initiator/target.hpp"
 #include "engine/stats/histogram_data.hpp"

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "app/exit_code.hpp"
-#include "engine/control/rpc_client.hpp"
-#include "engine/control/rpc_server.hpp"
+#include "engine/rpc/rpc_client.hpp"
+#include "engine/rpc/rpc_server.hpp"
 #include "engine/stats/print.hpp"
 #include "probes/bpf_support.hpp"
 #include "probes/probe_catalog.hpp"

@@ -26,8 +26,8 @@
 #include "data/profile/profile_export.hpp"
 #include "data/profile/profile_import.hpp"
 #include "data/store/store.hpp"
-#include "engine/control/config_json.hpp"
-#include "engine/control/rpc_server.hpp"
+#include "engine/config/config_json.hpp"
+#include "engine/rpc/rpc_server.hpp"
 
 namespace app {
 

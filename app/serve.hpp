@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/control/config.hpp"
+#include "engine/config/config.hpp"
 #include "engine/control/engine.hpp"
 
 namespace CLI {

@@ -3,7 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
-#include "engine/control/config_json.hpp"
+#include "engine/config/config_json.hpp"
 
 namespace app {
 

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/control/rpc_client.hpp"
+#include "engine/rpc/rpc_client.hpp"
 #include "data/profile/profile_apply.hpp"
 
 namespace app {

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "app/exit_code.hpp"
-#include "engine/control/rpc_client.hpp"
-#include "engine/control/rpc_server.hpp"
+#include "engine/rpc/rpc_client.hpp"
+#include "engine/rpc/rpc_server.hpp"
 #include "engine/system/steering_txn.hpp"
 
 namespace app {

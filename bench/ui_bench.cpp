@@ -21,8 +21,8 @@
 
 #include "data/store/store.hpp"
 #include "data/store/store_methods.hpp"
-#include "engine/control/rpc_methods.hpp"
-#include "engine/control/rpc_server.hpp"
+#include "engine/rpc/rpc_methods.hpp"
+#include "engine/rpc/rpc_server.hpp"
 #include "support/engine_config.hpp"
 #include "support/synthetic_snapshot.hpp"
 #include "ui/engine_session.hpp"

@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "engine/control/engine.hpp"
-#include "engine/control/rpc_server.hpp"
+#include "engine/rpc/rpc_server.hpp"
 #include "probes/probe_set.hpp"
 
 namespace probes {

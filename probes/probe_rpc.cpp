@@ -1,6 +1,6 @@
 #include "probes/probe_rpc.hpp"
 
-#include "engine/control/rpc_methods.hpp"
+#include "engine/rpc/rpc_methods.hpp"
 #include "probes/probe_catalog.hpp"
 
 namespace probes {

@@ -5,7 +5,7 @@
 //   probes.stop  {name}                  stops it (stopping one that is not running is fine)
 // A start or stop is recorded as an engine event ("probe_start"/"probe_stop") so plots show it.
 #include "engine/control/engine.hpp"
-#include "engine/control/rpc_server.hpp"
+#include "engine/rpc/rpc_server.hpp"
 #include "probes/probe_set.hpp"
 
 namespace probes {

@@ -4,7 +4,7 @@
 #include <QMetaObject>
 #include <QTimer>
 
-#include "engine/control/json_codec.hpp"
+#include "engine/rpc/json_codec.hpp"
 
 namespace ui {
 

@@ -24,7 +24,7 @@
 #include "engine/system/topology.hpp"
 #include "ui/builtin_load.hpp"
 #include "ui/main_window.hpp"
-#include "engine/control/settings_schema.hpp"
+#include "engine/config/settings_schema.hpp"
 #include "ui/models/tuning_model.hpp"
 #include "ui/models/histogram_sources.hpp"
 #include "ui/models/probe_model.hpp"

@@ -9,7 +9,7 @@
 #include <QString>
 #include <QStringList>
 
-#include "engine/control/config.hpp"
+#include "engine/config/config.hpp"
 
 namespace ui {
 

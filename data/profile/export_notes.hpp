@@ -9,7 +9,7 @@
 
 #include "data/profile/profile.hpp"
 #include "data/profile/profile_export.hpp"
-#include "engine/control/config_json.hpp"
+#include "engine/config/config_json.hpp"
 
 namespace data::exporting {
 

@@ -8,7 +8,7 @@
 #include "data/profile/import_reader.hpp"
 #include "data/profile/nvmetcli_mapping.hpp"
 #include "data/profile/profile_import.hpp"
-#include "engine/control/config_json.hpp"
+#include "engine/config/config_json.hpp"
 
 namespace data {
 

@@ -11,9 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include "data/profile/profile_import.hpp"
-#include "engine/control/json_path.hpp"
-#include "engine/control/json_reader.hpp"
-#include "engine/control/size_text.hpp"
+#include "engine/json/json_path.hpp"
+#include "engine/json/json_reader.hpp"
+#include "engine/config/size_text.hpp"
 
 namespace data::import {
 

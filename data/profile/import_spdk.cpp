@@ -9,7 +9,7 @@
 #include "data/profile/import_reader.hpp"
 #include "data/profile/profile_import.hpp"
 #include "data/profile/spdk_mapping.hpp"
-#include "engine/control/config_json.hpp"
+#include "engine/config/config_json.hpp"
 
 namespace data {
 

@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/control/config.hpp"
+#include "engine/config/config.hpp"
 
 namespace data {
 

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "engine/control/config_json.hpp"
-#include "engine/control/rpc_methods.hpp"
+#include "engine/config/config_json.hpp"
+#include "engine/rpc/rpc_methods.hpp"
 
 namespace data {
 

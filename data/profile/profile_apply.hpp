@@ -17,7 +17,7 @@
 
 #include "data/profile/profile.hpp"
 #include "engine/control/engine.hpp"
-#include "engine/control/rpc_server.hpp"
+#include "engine/rpc/rpc_server.hpp"
 
 namespace data {
 

@@ -3,7 +3,7 @@
 
 #include <filesystem>
 
-#include "engine/control/json_document.hpp"
+#include "engine/json/json_document.hpp"
 
 namespace data {
 

@@ -5,7 +5,7 @@
 #include "data/profile/profile_apply.hpp"
 #include "data/profile/profile_capture.hpp"
 #include "data/store/store.hpp"
-#include "engine/control/rpc_methods.hpp"
+#include "engine/rpc/rpc_methods.hpp"
 
 namespace data {
 

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "data/profile/profile_apply.hpp"
-#include "engine/control/rpc_server.hpp"
+#include "engine/rpc/rpc_server.hpp"
 
 namespace data {
 

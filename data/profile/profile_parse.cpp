@@ -9,7 +9,7 @@
 
 #include "data/profile/profile.hpp"
 #include "engine/system/topology.hpp"
-#include "engine/control/config_json.hpp"
+#include "engine/config/config_json.hpp"
 
 namespace data {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "engine/control/config.hpp"
+#include "engine/config/config.hpp"
 
 namespace data::spdk {
 

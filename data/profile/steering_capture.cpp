@@ -4,7 +4,7 @@
 #include <regex>
 
 #include "engine/system/topology.hpp"
-#include "engine/control/config.hpp"
+#include "engine/config/config.hpp"
 
 namespace data {
 

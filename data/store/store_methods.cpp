@@ -1,8 +1,8 @@
 // store.runs and store.history (store_methods.hpp).
 #include "data/store/store_methods.hpp"
 
-#include "engine/control/json_codec.hpp"
-#include "engine/control/rpc_methods.hpp"
+#include "engine/rpc/json_codec.hpp"
+#include "engine/rpc/rpc_methods.hpp"
 
 namespace data {
 

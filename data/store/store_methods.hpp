@@ -11,7 +11,7 @@
 
 #include "data/store/store.hpp"
 #include "data/store/writer.hpp"
-#include "engine/control/rpc_server.hpp"
+#include "engine/rpc/rpc_server.hpp"
 
 namespace data {
 

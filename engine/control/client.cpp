@@ -3,9 +3,9 @@
 
 #include <exception>
 
-#include "engine/control/json_codec.hpp"
-#include "engine/control/rpc_client.hpp"
-#include "engine/control/rpc_methods.hpp"
+#include "engine/rpc/json_codec.hpp"
+#include "engine/rpc/rpc_client.hpp"
+#include "engine/rpc/rpc_methods.hpp"
 
 namespace control {
 

@@ -21,7 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/control/engine.hpp"
-#include "engine/control/rpc_server.hpp"
+#include "engine/rpc/rpc_server.hpp"
 #include "engine/stats/snapshot.hpp"
 #include "engine/system/topology.hpp"
 

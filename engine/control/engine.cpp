@@ -8,7 +8,7 @@
 #include <mutex>
 #include <thread>
 
-#include "engine/control/config_json.hpp"
+#include "engine/config/config_json.hpp"
 #include "engine/control/executor_factory.hpp"
 #include "engine/control/transport_factory.hpp"
 #include "engine/core/controller.hpp"

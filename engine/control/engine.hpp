@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/control/config.hpp"
+#include "engine/config/config.hpp"
 #include "engine/control/steering_control.hpp"
 #include "engine/stats/sampler.hpp"
 #include "engine/stats/snapshot.hpp"

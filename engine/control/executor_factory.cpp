@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <exception>
 
-#include "engine/control/config_json.hpp"
+#include "engine/config/config_json.hpp"
 #include "engine/exec/event/event_executor.hpp"
 #include "engine/exec/inline/inline_executor.hpp"
 #include "engine/exec/unbound/unbound_executor.hpp"

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/control/config.hpp"
+#include "engine/config/config.hpp"
 #include "engine/exec/executor.hpp"
 #include "engine/stats/registry.hpp"
 

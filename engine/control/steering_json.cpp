@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <array>
 
-#include "engine/control/config_json.hpp"
-#include "engine/control/settings_schema.hpp"
+#include "engine/config/config_json.hpp"
+#include "engine/config/settings_schema.hpp"
 #include "engine/system/topology.hpp"
 
 namespace control {

@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/control/config.hpp"
+#include "engine/config/config.hpp"
 #include "engine/system/steering_discovery.hpp"
 #include "engine/system/steering_plan.hpp"
 #include "engine/system/steering_txn.hpp"

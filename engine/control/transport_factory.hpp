@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/control/config.hpp"
+#include "engine/config/config.hpp"
 #include "engine/transport/limits.hpp"
 #include "engine/transport/transport.hpp"
 

@@ -1,6 +1,6 @@
 #pragma once
 // The io_work budgets every transport's queues run under, and their defaults; in a header of
-// their own so that the configuration (engine/control/config.hpp) takes its defaults from here
+// their own so that the configuration (engine/config/config.hpp) takes its defaults from here
 // without a queue.
 #include <atomic>
 #include <cstdint>

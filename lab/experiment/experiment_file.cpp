@@ -5,9 +5,9 @@
 #include <set>
 #include <sstream>
 
-#include "engine/control/config_json.hpp"
+#include "engine/config/config_json.hpp"
 #include "engine/control/steering_json.hpp"
-#include "engine/control/json_reader.hpp"
+#include "engine/json/json_reader.hpp"
 #include "engine/initiator/load_generator.hpp"
 #include "engine/system/topology.hpp"
 

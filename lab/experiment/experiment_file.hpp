@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lab/load/perf_options.hpp"
-#include "engine/control/config.hpp"
+#include "engine/config/config.hpp"
 
 namespace lab {
 

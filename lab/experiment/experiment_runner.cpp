@@ -9,7 +9,7 @@
 #include "engine/system/topology.hpp"
 #include "lab/load/perf_options.hpp"
 #include "data/store/store.hpp"
-#include "engine/control/config_json.hpp"
+#include "engine/config/config_json.hpp"
 #include "engine/initiator/load_generator.hpp"
 #include "engine/system/cpu_hog.hpp"
 

@@ -9,7 +9,7 @@
 
 #include "lab/experiment/experiment_file.hpp"
 #include "data/profile/profile_apply.hpp"
-#include "engine/control/config.hpp"
+#include "engine/config/config.hpp"
 #include "engine/control/engine.hpp"
 #include "engine/initiator/target.hpp"
 #include "engine/stats/histogram_data.hpp"

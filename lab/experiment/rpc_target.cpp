@@ -2,8 +2,8 @@
 #include <nlohmann/json.hpp>
 
 #include "lab/experiment/experiment_target.hpp"
-#include "engine/control/config_json.hpp"
-#include "engine/control/json_codec.hpp"
+#include "engine/config/config_json.hpp"
+#include "engine/rpc/json_codec.hpp"
 #include "engine/control/steering_json.hpp"
 
 namespace lab {

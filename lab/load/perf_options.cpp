@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "engine/control/config.hpp"
+#include "engine/config/config.hpp"
 #include "engine/initiator/load_generator.hpp"
 #include "engine/initiator/target.hpp"
 #include "engine/system/topology.hpp"

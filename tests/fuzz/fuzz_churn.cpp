@@ -18,7 +18,7 @@
 #include <optional>
 #include <string>
 
-#include "engine/control/config.hpp"
+#include "engine/config/config.hpp"
 #include "engine/control/engine.hpp"
 #include "support/engine_config.hpp"
 #include "support/hostile_host.hpp"

@@ -23,7 +23,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/control/config.hpp"
+#include "engine/config/config.hpp"
 #include "engine/control/engine.hpp"
 #include "engine/core/lifecycle.hpp"
 #include "engine/initiator/controller.hpp"

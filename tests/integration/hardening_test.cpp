@@ -21,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/control/config.hpp"
+#include "engine/config/config.hpp"
 #include "engine/control/engine.hpp"
 #include "engine/core/target.hpp"
 #include "engine/exec/connection_cap.hpp"

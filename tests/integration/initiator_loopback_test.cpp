@@ -13,7 +13,7 @@
 #include <tuple>
 #include <vector>
 
-#include "engine/control/config.hpp"
+#include "engine/config/config.hpp"
 #include "engine/control/engine.hpp"
 #include "engine/initiator/initiator.hpp"
 #include "engine/nvme/le.hpp"

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/control/config.hpp"
+#include "engine/config/config.hpp"
 #include "engine/control/engine.hpp"
 #include "engine/initiator/initiator.hpp"
 #include "engine/rdma/device.hpp"

@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/control/config.hpp"
+#include "engine/config/config.hpp"
 #include "engine/control/engine.hpp"
 #include "engine/control/executor_factory.hpp"
 #include "engine/initiator/load_generator.hpp"

@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "engine/backend/backend.hpp"
-#include "engine/control/config.hpp"
+#include "engine/config/config.hpp"
 
 namespace test_support {
 

@@ -11,9 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/control/config.hpp"
+#include "engine/config/config.hpp"
 #include "engine/system/topology.hpp"
-#include "engine/control/config_json.hpp"
+#include "engine/config/config_json.hpp"
 #include "support/source_dir.hpp"
 
 namespace {

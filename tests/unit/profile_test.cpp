@@ -11,7 +11,7 @@
 #include "data/profile/profile_apply.hpp"
 #include "data/profile/profile_diff.hpp"
 #include "data/profile/profile_import.hpp"
-#include "engine/control/config_json.hpp"
+#include "engine/config/config_json.hpp"
 #include "engine/control/engine.hpp"
 #include "support/fake_sysfs.hpp"
 

@@ -10,9 +10,9 @@
 #include <tuple>
 #include <vector>
 
-#include "engine/control/config.hpp"
-#include "engine/control/config_json.hpp"
-#include "engine/control/json_codec.hpp"
+#include "engine/config/config.hpp"
+#include "engine/config/config_json.hpp"
+#include "engine/rpc/json_codec.hpp"
 #include "engine/rdma/data_pool.hpp"
 #include "engine/rdma/options.hpp"
 

@@ -19,7 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/control/client.hpp"
-#include "engine/control/rpc_client.hpp"
+#include "engine/rpc/rpc_client.hpp"
 
 namespace {
 

@@ -26,11 +26,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/control/config_json.hpp"
+#include "engine/config/config_json.hpp"
 #include "engine/control/engine.hpp"
-#include "engine/control/json_codec.hpp"
-#include "engine/control/rpc_methods.hpp"
-#include "engine/control/rpc_server.hpp"
+#include "engine/rpc/json_codec.hpp"
+#include "engine/rpc/rpc_methods.hpp"
+#include "engine/rpc/rpc_server.hpp"
 #include "engine/stats/histogram_layout.hpp"
 #include "support/engine_config.hpp"
 

@@ -1,4 +1,4 @@
-// The tuning settings' schema (engine/control/settings_schema.hpp) agrees with the
+// The tuning settings' schema (engine/config/settings_schema.hpp) agrees with the
 // configuration's validation: every default validates, every documented range and choice is
 // the one enforced, the keys are the ones the parser allows, and settings.schema serves it.
 #include <gtest/gtest.h>
@@ -8,10 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/control/config_json.hpp"
+#include "engine/config/config_json.hpp"
 #include "engine/control/engine.hpp"
-#include "engine/control/rpc_methods.hpp"
-#include "engine/control/settings_schema.hpp"
+#include "engine/rpc/rpc_methods.hpp"
+#include "engine/config/settings_schema.hpp"
 #include "support/engine_config.hpp"
 
 namespace {

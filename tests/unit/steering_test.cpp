@@ -13,7 +13,7 @@
 #include <fstream>
 
 #include "engine/control/engine.hpp"
-#include "engine/control/rpc_methods.hpp"
+#include "engine/rpc/rpc_methods.hpp"
 #include "engine/control/steering_json.hpp"
 #include "engine/system/cpu_bitmap.hpp"
 #include "engine/system/irq_table.hpp"

@@ -1,8 +1,8 @@
 // The tuning form's state and its calls (tuning_model.hpp).
 #include "ui/models/tuning_model.hpp"
 
-#include "engine/control/config_json.hpp"
-#include "engine/control/rpc_server.hpp"
+#include "engine/config/config_json.hpp"
+#include "engine/rpc/rpc_server.hpp"
 #include "ui/engine_session.hpp"
 
 namespace ui {

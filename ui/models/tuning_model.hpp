@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/control/settings_schema.hpp"
+#include "engine/config/settings_schema.hpp"
 
 namespace control {
 struct RpcOutcome;

@@ -18,9 +18,9 @@
 #include <algorithm>
 #include <climits>
 
-#include "engine/control/config.hpp"
+#include "engine/config/config.hpp"
 #include "ui/engine_session.hpp"
-#include "engine/control/settings_schema.hpp"
+#include "engine/config/settings_schema.hpp"
 #include "ui/models/tuning_model.hpp"
 #include "ui/views/topology_picker.hpp"
 

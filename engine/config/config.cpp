@@ -1,5 +1,5 @@
 // The embedded default configuration (config.hpp). Parsing lives in config_parse.cpp.
-#include "engine/control/config.hpp"
+#include "engine/config/config.hpp"
 
 namespace control {
 

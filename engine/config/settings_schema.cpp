@@ -1,11 +1,11 @@
 // The tuning settings' description (settings_schema.hpp). Help texts say what a setting does and
 // the trade-off an operator weighs, in a few sentences: they are the app's tooltips and
 // docs/reference/configuration.md (`nvmetune config reference`); measurements go to bench/README.md.
-#include "engine/control/settings_schema.hpp"
+#include "engine/config/settings_schema.hpp"
 
 #include <algorithm>
 
-#include "engine/control/config_json.hpp"
+#include "engine/config/config_json.hpp"
 
 namespace control {
 

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "engine/backend/backend.hpp"
-#include "engine/control/config_error.hpp"
-#include "engine/control/config_cpumask.hpp"
-#include "engine/control/size_text.hpp"
+#include "engine/json/config_error.hpp"
+#include "engine/config/config_cpumask.hpp"
+#include "engine/config/size_text.hpp"
 #include "engine/transport/budgets.hpp"
 
 namespace control {

@@ -1,11 +1,11 @@
 // Pass 0: JSON syntax and duplicate keys (json_document.hpp).
-#include "engine/control/json_document.hpp"
+#include "engine/json/json_document.hpp"
 
 #include <algorithm>
 #include <set>
 #include <string>
 
-#include "engine/control/json_path.hpp"
+#include "engine/json/json_path.hpp"
 
 namespace control {
 

@@ -1,11 +1,11 @@
 // Typed reads with errors by path (json_reader.hpp).
-#include "engine/control/json_reader.hpp"
+#include "engine/json/json_reader.hpp"
 
 #include <algorithm>
 #include <limits>
 
-#include "engine/control/json_path.hpp"
-#include "engine/control/size_text.hpp"
+#include "engine/json/json_path.hpp"
+#include "engine/config/size_text.hpp"
 
 namespace control {
 

@@ -7,10 +7,10 @@
 //  2. meaning: ranges, formats, duplicates, backends (config_check.hpp) on the resulting Config.
 // A value that failed pass 1 keeps its default in the Config, so pass-2 errors at or below
 // a path pass 1 already reported are dropped: one mistake, one message.
-#include "engine/control/config_check.hpp"
+#include "engine/config/config_check.hpp"
 #include "engine/system/topology.hpp"
-#include "engine/control/config_json.hpp"
-#include "engine/control/config_read.hpp"
+#include "engine/config/config_json.hpp"
+#include "engine/config/config_read.hpp"
 
 namespace control {
 

@@ -13,10 +13,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/control/config.hpp"
-#include "engine/control/json_document.hpp"
-#include "engine/control/json_path.hpp"
-#include "engine/control/json_reader.hpp"
+#include "engine/config/config.hpp"
+#include "engine/json/json_document.hpp"
+#include "engine/json/json_path.hpp"
+#include "engine/json/json_reader.hpp"
 
 namespace control {
 

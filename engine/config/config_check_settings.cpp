@@ -2,10 +2,10 @@
 // settings schema, so the rules a form shows are the rules validation applies (config_check.hpp).
 #include <nlohmann/json.hpp>
 
-#include "engine/control/config_check.hpp"
+#include "engine/config/config_check.hpp"
 #include "engine/system/topology.hpp"
-#include "engine/control/config_json.hpp"
-#include "engine/control/settings_schema.hpp"
+#include "engine/config/config_json.hpp"
+#include "engine/config/settings_schema.hpp"
 
 namespace control {
 

@@ -1,9 +1,9 @@
 // threading.cpumask as configuration writes it (config_cpumask.hpp).
-#include "engine/control/config_cpumask.hpp"
+#include "engine/config/config_cpumask.hpp"
 
 #include <algorithm>
 
-#include "engine/control/json_path.hpp"
+#include "engine/json/json_path.hpp"
 #include "engine/system/topology.hpp"
 
 namespace control {

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/control/config_error.hpp"
+#include "engine/json/config_error.hpp"
 
 namespace control {
 

@@ -1,5 +1,5 @@
 // Size text (size_text.hpp).
-#include "engine/control/size_text.hpp"
+#include "engine/config/size_text.hpp"
 
 #include <array>
 #include <charconv>

@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/control/config_error.hpp"
+#include "engine/json/config_error.hpp"
 
 namespace control {
 

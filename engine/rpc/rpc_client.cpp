@@ -1,5 +1,5 @@
 // The control socket's client connection (rpc_client.hpp).
-#include "engine/control/rpc_client.hpp"
+#include "engine/rpc/rpc_client.hpp"
 
 #include <poll.h>
 #include <sys/socket.h>

@@ -1,12 +1,12 @@
 // Pass 1 of configuration parsing: shape and types (config_read.hpp).
-#include "engine/control/config_read.hpp"
+#include "engine/config/config_read.hpp"
 
 #include <array>
 #include <optional>
 #include <string_view>
 
-#include "engine/control/json_path.hpp"
-#include "engine/control/settings_schema.hpp"
+#include "engine/json/json_path.hpp"
+#include "engine/config/settings_schema.hpp"
 
 namespace control {
 

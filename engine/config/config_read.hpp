@@ -1,13 +1,13 @@
 #pragma once
-// Private to engine/control: pass 1 of configuration parsing, the shape and types of each
+// Private to engine/config: pass 1 of configuration parsing, the shape and types of each
 // section (config_read.cpp). Each value that passes lands in the Config; one that fails keeps
 // its default and is reported, so pass 2 (config_check.hpp) can skip what pass 1 reported.
 #include <string>
 
 #include <nlohmann/json.hpp>
 
-#include "engine/control/config.hpp"
-#include "engine/control/json_reader.hpp"
+#include "engine/config/config.hpp"
+#include "engine/json/json_reader.hpp"
 
 namespace control {
 

@@ -1,7 +1,7 @@
 // The engine's control-socket methods (rpc_methods.hpp). Each is: read and validate params
 // (every bad field reported), check against the engine's current state, apply, answer with the
 // state after the change.
-#include "engine/control/rpc_methods.hpp"
+#include "engine/rpc/rpc_methods.hpp"
 
 #include <unistd.h>
 
@@ -9,9 +9,9 @@
 #include <initializer_list>
 #include <optional>
 
-#include "engine/control/config_json.hpp"
-#include "engine/control/settings_schema.hpp"
-#include "engine/control/json_codec.hpp"
+#include "engine/config/config_json.hpp"
+#include "engine/config/settings_schema.hpp"
+#include "engine/rpc/json_codec.hpp"
 #include "engine/control/steering_json.hpp"
 
 namespace control {

@@ -1,5 +1,5 @@
 #pragma once
-// Private to engine/control: pass 2 of configuration parsing, the meaning of values already
+// Private to engine/config: pass 2 of configuration parsing, the meaning of values already
 // read (ranges, formats, duplicates, backends). The tuning sections' ranges and choices come
 // from the settings schema (config_check_settings.cpp); the rest is config_check_subsystems.cpp.
 #include <algorithm>
@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/control/config.hpp"
-#include "engine/control/json_path.hpp"
+#include "engine/config/config.hpp"
+#include "engine/json/json_path.hpp"
 
 namespace control {
 

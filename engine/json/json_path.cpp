@@ -1,5 +1,5 @@
 // JSON paths (json_path.hpp).
-#include "engine/control/json_path.hpp"
+#include "engine/json/json_path.hpp"
 
 #include <algorithm>
 #include <cctype>

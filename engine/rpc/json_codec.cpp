@@ -1,11 +1,11 @@
 // JSON encodings of statistics, events and threads (json_codec.hpp).
-#include "engine/control/json_codec.hpp"
+#include "engine/rpc/json_codec.hpp"
 
 #include <cmath>
 #include <fstream>
 #include <string>
 
-#include "engine/control/config.hpp"
+#include "engine/config/config.hpp"
 #include "engine/core/wire_text.hpp"
 #include "engine/stats/cpu_split.hpp"
 #include "engine/stats/histogram_layout.hpp"

@@ -1,6 +1,6 @@
 // Configuration → JSON (config_json.hpp's encoders): the shape parse_config reads back.
 #include "engine/system/topology.hpp"
-#include "engine/control/config_json.hpp"
+#include "engine/config/config_json.hpp"
 
 namespace control {
 

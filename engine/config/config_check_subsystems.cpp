@@ -7,7 +7,7 @@
 #include <set>
 #include <tuple>
 
-#include "engine/control/config_check.hpp"
+#include "engine/config/config_check.hpp"
 #include "engine/control/transport_factory.hpp"
 #include "engine/core/wire_text.hpp"
 #include "engine/nvme/spec.hpp"

@@ -1,6 +1,6 @@
 // The control socket's JSON-RPC 2.0 server (rpc_server.hpp): dispatch, then the socket and its
 // threads: an acceptor, and one per connection (each polls its socket and a stop eventfd).
-#include "engine/control/rpc_server.hpp"
+#include "engine/rpc/rpc_server.hpp"
 
 #include <poll.h>
 #include <pthread.h>
