@@ -267,12 +267,14 @@ TYPED_TEST(ExecutorContract, MovesBetweenExecutorsWithoutLosingKicks) {
       from->release(m->task, [mp, to, &moved, &handovers](exec::Task&) {
         handovers.fetch_add(1);
         mp->task.moved_out = true;  // no pass may run until attach
-        // Under the kick's lock, as TcpQueue does: unbound and inline attach() clear the
-        // handover token before they place the task, so a kick racing with an attach outside
-        // the lock reads the placement half-written (ThreadSanitizer; the event executor copes).
-        std::lock_guard lk(mp->mu);
-        mp->ex = to;
-        mp->task.moved_out = false;
+        {
+          std::lock_guard lk(mp->mu);
+          mp->ex = to;
+          mp->task.moved_out = false;
+        }
+        // Outside the kick's lock: kicks reach the new executor while attach() places the
+        // task. They must be dropped until it is placed, then land on its slot (unbound and
+        // inline once cleared the handover token first and read a half-written placement).
         to->attach(mp->task);
         moved.fetch_add(1);
       });

@@ -438,7 +438,6 @@ void InlineExecutor::attach(Task& task) {
     return;
   }
   task.exec_level_rearm = false;
-  task.exec_scheduled.store(false, std::memory_order_relaxed);
   Slot& s = _slots->allocate();
   s.task = &task;
   s.hangup.store(false, std::memory_order_relaxed);  // a reused slot: its last task's
@@ -448,6 +447,8 @@ void InlineExecutor::attach(Task& task) {
   task.exec_worker = int(s.index);
   _attached.push_back(&task);
   s.state.store(slots::running, std::memory_order_release);  // ours: it runs once
+  // Last, and released: a kick that sees the task accepted sees its slot (unbound's attach).
+  task.exec_scheduled.store(false, std::memory_order_release);
   const auto fds = task.fds();
   for (unsigned i = 0; i < fds.size(); ++i)
     if (fds[i] >= 0) watch(s, i, fds[i]);

@@ -459,7 +459,6 @@ void UnboundExecutor::attach(Task& task) {
     task.retire();
     return;
   }
-  task.exec_scheduled.store(false, std::memory_order_relaxed);
   Slot& s = _slots->allocate();
   s.task = &task;
   s.hangup.store(false, std::memory_order_relaxed);  // a reused slot: its last task's
@@ -472,6 +471,10 @@ void UnboundExecutor::attach(Task& task) {
   task.exec_level_rearm = _pods[s.pod]->shared();
   _attached.push_back(&task);
   s.state.store(slots::running, std::memory_order_release);  // ours: it runs once
+  // Last, and released: a kick from another thread (schedule() needs no lock) that sees the
+  // task accepted must also see its slot. Cleared first, a kick could read the exec_worker of
+  // the executor the task came from and claim whatever slot has that index here.
+  task.exec_scheduled.store(false, std::memory_order_release);
   unbound::Pod& pod = *_pods[s.pod];
   pod.watch_all(s, task);
   unbound::mark_ready(task, monotonic_ns());
