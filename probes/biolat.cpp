@@ -116,13 +116,18 @@ class Biolat final : public Probe {
       out.histograms.front().hist.merge(h);
       if (_per_disk) out.histograms.push_back({source, labels({{"disk", disk_name(e.key.dev)}}), std::move(h)});
     }
-    if (uint64_t n = _missed.take(_skel->obj)) out.counters.push_back({"missed_events", "", n});
+    // The .bss is mapped into this process: a plain read of a counter the programs add to.
+    const uint64_t refused = __atomic_load_n(&_skel->bss->refused, __ATOMIC_RELAXED);
+    const uint64_t n = _missed.take(_skel->obj) + (refused - _refused_seen);
+    _refused_seen = refused;
+    if (n) out.counters.push_back({"missed_events", "", n});
     return out;
   }
 
  private:
   SkeletonPtr<biolat_bpf> _skel;
   MissedEvents _missed;
+  uint64_t _refused_seen = 0;
   bool _per_disk;
 };
 

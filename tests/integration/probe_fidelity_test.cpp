@@ -383,10 +383,10 @@ void check_biolat(int iodepth, int jobs) {
   // for one request per end whose block_rq_complete and diskstats increment (just after it, in
   // blk_account_io_done) fall on either side of a read, as when the hypervisor stops the vCPU.
   // Open defect, not hidden: at 16 x 2, 11 of 140,208 and 15 of 117,168 requests went uncounted
-  // with no missed events (a clean-clone CI run, then alone). Likely cause, unconfirmed: the `issued` hash map refuses an update or
-  // delete (-EBUSY) when a completion in softirq interrupts an issue holding the same CPU's
-  // bucket lock, and biolat counts none of those. Until biolat counts them, up to 0.05 % more
-  // may go missing.
+  // with no missed events (a clean-clone CI run, then alone), and 16 of 111,169 under two busy
+  // loops (2026-12-08). Not the `issued` map: biolat now counts the issues whose start it
+  // refuses (-EBUSY, -E2BIG) as missed, and that run counted none. Cause still unknown; until it
+  // is found, up to 0.05 % more may go missing.
   const uint64_t missed = counter_sum(d, "missed_events", "");
   EXPECT_TRUE(ios.holds_within(h->count + missed, 1 + ios.outer / 2000))
       << "biolat " << h->count << " (" << missed << " missed), diskstats " << ios.inner << ".." << ios.outer;
