@@ -4,7 +4,6 @@
 
 #include "engine/core/submission_queue.hpp"
 #include "engine/core/target.hpp"
-#include "engine/stats/usdt.hpp"
 
 namespace core {
 namespace {
@@ -62,27 +61,13 @@ void Controller::write_cc(uint32_t value) {
     const bool ok = cc_bits::iosqes(value) == 6 && cc_bits::iocqes(value) == 4 && cc_bits::mps(value) == 0 &&
                     cc_bits::css(value) == 0;
     csts = ok ? (csts | csts_bits::rdy) : (csts | csts_bits::cfs);
-    // Ends a reset under way: queues of the last reset still closing no longer decide RDY.
-    set_state_locked(ok ? CtrlState::ready : CtrlState::fatal);
+    _resetting = false;  // queues of the last reset still closing no longer decide RDY
   } else if (!(value & cc_bits::en) && (old & cc_bits::en)) {
     csts &= ~csts_bits::shst_complete;
-    const bool queues_open = reset_io_queues_locked();
-    if (!queues_open) csts &= ~csts_bits::rdy;
-    set_state_locked(queues_open ? CtrlState::resetting : CtrlState::disabled);
+    if (!reset_io_queues_locked()) csts &= ~csts_bits::rdy;
   }
-  if (cc_bits::shn(value) != 0) {
-    csts = (csts & ~(3u << 2)) | csts_bits::shst_complete;
-    if (state() != CtrlState::resetting) set_state_locked(CtrlState::shutdown_complete);
-  }
+  if (cc_bits::shn(value) != 0) csts = (csts & ~(3u << 2)) | csts_bits::shst_complete;
   _csts.store(csts, std::memory_order_release);
-}
-
-void Controller::set_state_locked(CtrlState to) {
-  const CtrlState from = _state.load(std::memory_order_relaxed);
-  if (from == to || from == CtrlState::dead) return;
-  if (!lifecycle::check(ctrl_transitions, lifecycle::Kind::controller, this, from, to)) return;
-  NVMT_USDT4(ctrl_state, this, _cntlid, static_cast<unsigned>(from), static_cast<unsigned>(to));
-  _state.store(to, std::memory_order_release);
 }
 
 // Closes every I/O queue (each notices at its next pass, SubmissionQueue::poll_events);
@@ -95,6 +80,7 @@ bool Controller::reset_io_queues_locked() {
     any = true;
     _queues[qid]->transport().kick();
   }
+  _resetting = any;
   return any;
 }
 
@@ -108,9 +94,9 @@ bool Controller::attach_queue(uint16_t qid, SubmissionQueue* sq) {
 void Controller::detach_queue(uint16_t qid) {
   std::lock_guard lk(_mutex);
   if (qid < _queues.size()) _queues[qid] = nullptr;
-  if (state() != CtrlState::resetting || qid == 0) return;
+  if (!_resetting || qid == 0) return;
   if (std::any_of(_queues.begin() + 1, _queues.end(), [](const SubmissionQueue* q) { return q != nullptr; })) return;
-  set_state_locked(CtrlState::disabled);
+  _resetting = false;
   _csts.fetch_and(~csts_bits::rdy, std::memory_order_acq_rel);
 }
 
@@ -138,11 +124,7 @@ bool Controller::keep_alive_expired(std::chrono::steady_clock::time_point now) c
 }
 
 void Controller::fail(const char* reason) {
-  {
-    std::lock_guard lk(_mutex);
-    if (dead()) return;
-    set_state_locked(CtrlState::dead);
-  }
+  if (_dead.exchange(true)) return;
   _target.log(EventLevel::warning, "controller " + std::to_string(_cntlid) + " of " +
                                        _subsys->nqn() + " for " + _hostnqn + ": " + reason);
   // Kicking under the lock: a queue unregisters itself (same lock) before it is freed.

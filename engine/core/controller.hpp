@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/lifecycle.hpp"
 #include "engine/core/subsystem.hpp"
 
 namespace core {
@@ -18,40 +17,8 @@ namespace core {
 class SubmissionQueue;
 class Target;
 
-// A controller's lifecycle (CC.EN / CSTS.RDY / CSTS.CFS / shutdown), changed only through
-// Controller::set_state (checked against ctrl_transitions, traced as USDT ctrl_state). The
-// CC and CSTS registers stay what the host reads; the state is what the engine acts on.
-//   disabled           CC.EN 0, CSTS.RDY 0: as Connect creates it
-//   ready              CC.EN 0 -> 1 with a CC the controller honours: CSTS.RDY 1
-//   fatal              CC.EN 0 -> 1 with a CC it cannot honour (entry sizes, page size, command
-//                      set): CSTS.CFS 1
-//   resetting          CC.EN 1 -> 0 with I/O queues open: each closes itself (as SPDK does)
-//                      and RDY drops when the last of them has gone; CC.EN 0 -> 1 meanwhile
-//                      ends it (the queues still closing no longer decide RDY)
-//   shutdown_complete  CC.SHN written: CSTS.SHST reports it complete at once. A reset under way
-//                      stays resetting (SHST is still reported): RDY must still drop.
-//   dead               torn down (keep-alive timeout, admin queue gone): every queue closes.
-//                      Final: CC writes racing the teardown still reach the registers, not it.
-enum class CtrlState : uint8_t { disabled, ready, fatal, resetting, shutdown_complete, dead };
-
-inline constexpr lifecycle::Transitions<CtrlState, 6> ctrl_transitions{{
-    // disabled
-    lifecycle::bit(CtrlState::ready) | lifecycle::bit(CtrlState::fatal) |
-        lifecycle::bit(CtrlState::shutdown_complete) | lifecycle::bit(CtrlState::dead),
-    // ready
-    lifecycle::bit(CtrlState::disabled) | lifecycle::bit(CtrlState::resetting) |
-        lifecycle::bit(CtrlState::shutdown_complete) | lifecycle::bit(CtrlState::dead),
-    // fatal
-    lifecycle::bit(CtrlState::disabled) | lifecycle::bit(CtrlState::resetting) |
-        lifecycle::bit(CtrlState::shutdown_complete) | lifecycle::bit(CtrlState::dead),
-    // resetting
-    lifecycle::bit(CtrlState::disabled) | lifecycle::bit(CtrlState::ready) | lifecycle::bit(CtrlState::fatal) |
-        lifecycle::bit(CtrlState::dead),
-    // shutdown_complete (CC.EN may be 0 or 1: SHN can be written either way)
-    lifecycle::bit(CtrlState::disabled) | lifecycle::bit(CtrlState::resetting) | lifecycle::bit(CtrlState::ready) |
-        lifecycle::bit(CtrlState::fatal) | lifecycle::bit(CtrlState::dead),
-    0,  // dead
-}};
+// Controller lifecycle (CC.EN / CSTS.RDY / shutdown), changed only through set_state().
+enum class CtrlState : uint8_t { disabled, ready, shutdown_complete, dead };
 
 // Asynchronous event bits waiting to be reported through a parked AER.
 namespace aen {
@@ -101,8 +68,7 @@ class Controller {
 
   // Teardown: marks the controller dead and kicks every queue so each closes itself.
   void fail(const char* reason);
-  CtrlState state() const { return _state.load(std::memory_order_acquire); }
-  bool dead() const { return state() == CtrlState::dead; }
+  bool dead() const { return _dead.load(std::memory_order_acquire); }
 
   // Asynchronous events.
   void raise_event(uint32_t bits, uint32_t nsid);
@@ -123,9 +89,6 @@ class Controller {
 
  private:
   bool reset_io_queues_locked();
-  // The one transition function; with _mutex held. A dead controller stays dead, and a state
-  // it is in already is no transition (CC rewritten with the same EN, SHN written again).
-  void set_state_locked(CtrlState to);
   uint32_t kato_for(uint32_t ms) const;
 
   Target& _target;
@@ -137,9 +100,9 @@ class Controller {
   std::atomic<uint32_t> _kato_ms;
   std::atomic<int64_t> _last_ka_ns{0};
   std::atomic<uint16_t> _io_queues;
+  std::atomic<bool> _dead{false};
   std::atomic<uint32_t> _resets{0};
-  // Changed under _mutex (set_state_locked); read anywhere (dead() on the data path).
-  std::atomic<CtrlState> _state{CtrlState::disabled};
+  bool _resetting = false;  // guarded by _mutex: RDY drops when the last I/O queue detaches
   std::atomic<uint32_t> _events{0};
   std::atomic<uint32_t> _aec{0x100};  // namespace attribute notices enabled
   std::atomic<bool> _vwc{true};

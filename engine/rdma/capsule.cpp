@@ -17,12 +17,6 @@ inline constexpr unsigned wc_batch_size = 16;  // completions taken per ibv_poll
 alignas(16) uint8_t no_data[16];
 }  // namespace
 
-void RdmaQueue::set_state(Command& c, CmdState s) {
-  if (!lifecycle::check(cmd_transitions, lifecycle::Kind::rdma_command, &c, c.state, s)) return;
-  NVMT_USDT4(rdma_cmd_state, this, c.index, static_cast<unsigned>(c.state), static_cast<unsigned>(s));
-  c.state = s;
-}
-
 unsigned RdmaQueue::poll_cq(unsigned budget) {
   unsigned total = 0;
   ibv_wc wcs[wc_batch_size];
@@ -58,7 +52,6 @@ void RdmaQueue::on_completion(const ibv_wc& wc) {
       if (slot < _ncmds) {
         // The host's data is here: RDMA READ is this transport's data wait (R2T's on TCP).
         const uint64_t now = exec::monotonic_ns();
-        set_state(_cmds[slot], CmdState::executing);
         _sq.record_data_wait(_cmds[slot].req, now);
         _sq.execute(_cmds[slot].req, now);
       }
@@ -120,17 +113,14 @@ void RdmaQueue::take_capsule(Received r) {
     c.held_recv = no_recv;
     if (!repost(r.recv)) fail(std::string("ibv_post_recv: ") + std::strerror(errno));
   }
-  if (!st.ok()) {
-    set_state(c, CmdState::executing);
-    return _sq.complete(c.req, st);
-  }
+  set_state(c, CmdState::executing);
+  if (!st.ok()) return _sq.complete(c.req, st);
   if (_buf_wait_count > 0 || !attach_buffer(c)) {  // in order: none overtakes a waiting command
     set_state(c, CmdState::buffer_wait);
     ++_buffer_waits;
     _buf_wait[(_buf_wait_head + _buf_wait_count++) % _ncmds] = c.index;
     return;
   }
-  set_state(c, CmdState::executing);
   start_command(c);
 }
 

@@ -8,7 +8,6 @@
 
 #include "engine/core/target.hpp"
 #include "engine/rdma/work_request.hpp"
-#include "engine/stats/usdt.hpp"
 
 namespace rdma {
 namespace {
@@ -133,23 +132,16 @@ void RdmaQueue::post_send(ibv_send_wr* wr) {
     fail(std::string("ibv_post_send: ") + std::strerror(rc));
 }
 
-void RdmaQueue::set_state(QueueState s) {
-  const QueueState from = state();
-  if (!lifecycle::check(queue_transitions, lifecycle::Kind::rdma_queue, this, from, s)) return;
-  NVMT_USDT3(rdma_queue_state, this, static_cast<unsigned>(from), static_cast<unsigned>(s));
-  _state.store(s, std::memory_order_relaxed);
-}
-
 void RdmaQueue::fail(const std::string& why) {
-  if (closing()) return;
-  set_state(QueueState::closing);
+  if (_closing) return;
+  _closing = true;
   if (!_disconnected.load(std::memory_order_relaxed))
     _target.log(core::EventLevel::warning, "closing rdma queue " + _peer + ": " + why);
 }
 
 void RdmaQueue::kick() {
   std::lock_guard lk(_exec_mu);
-  if (state() != QueueState::closed) _executor->schedule(*this);
+  if (!_kicks_closed) _executor->schedule(*this);
 }
 
 void RdmaQueue::set_executor(exec::Executor& e) {
@@ -168,9 +160,8 @@ void RdmaQueue::drain_channel() {
   if (n) ibv_ack_cq_events(_cq, n);
 }
 
-// Connect bound the queue: it is live; name it in the statistics (control path, once per queue).
 void RdmaQueue::identify() {
-  set_state(QueueState::live);
+  _identified = true;
   auto id = _stats.identity();
   id.qid = _sq.qid();
   id.cntlid = _sq.controller()->cntlid();
@@ -183,8 +174,6 @@ void RdmaQueue::identify() {
 // idle re-arms the CQ notification and looks once more, so a completion that raced the arm is
 // not left waiting for an event that was never raised.
 exec::Progress RdmaQueue::io_work() {
-  // Run again once closed (a kick that raced the closing pass): closed is final.
-  if (state() == QueueState::closed) return exec::Progress::closed;
   const transport::Budgets b = _live_budgets.load();
   const uint64_t start = exec::monotonic_ns();
   _pass = {0, start};
@@ -195,14 +184,14 @@ exec::Progress RdmaQueue::io_work() {
   drain_channel();
   if (_sq.poll_events()) fail("controller gone");
   if (_disconnected.load(std::memory_order_relaxed)) fail("host disconnected");
-  if (state() == QueueState::awaiting_connect && !_sq.connected() && _handshake_expired.load(std::memory_order_relaxed)) {
+  if (!_closing && !_sq.connected() && _handshake_expired.load(std::memory_order_relaxed)) {
     fail("no Connect within " + std::to_string(_limits.connect_timeout_ms) + " ms");
     _target.event("connect_timeout", "{\"peer\":" + core::json_string(_peer) + "}");
   }
   const uint64_t deadline = b.deadline_us ? start + b.deadline_us * 1000ull : 0;
   unsigned ops = 0;
   bool progress = true;
-  while (progress && !closing() && ops < b.ops_per_pass) {
+  while (progress && !_closing && ops < b.ops_per_pass) {
     serve_buffer_waits();
     const unsigned cq = poll_cq(b.recv_pdus + b.send_pdus);
     _ioctx.flush_submissions();
@@ -214,19 +203,19 @@ exec::Progress RdmaQueue::io_work() {
     if (deadline && exec::monotonic_ns() >= deadline) break;
   }
   exec_did_work = ops > 0;
-  if (state() == QueueState::awaiting_connect && _sq.connected()) identify();
+  if (!_identified && _sq.connected()) identify();
   if (!_ring_watched && _ioctx.notify_fd() >= 0) {
     _ring_watched = true;
     _executor->watch_fd(*this, _ioctx.notify_fd());
   }
-  if (closing()) {
+  if (_closing) {
     if (_buffer_waits)
       _target.log(core::EventLevel::info, _peer + ": " + std::to_string(_buffer_waits) +
                                               " commands waited for a data buffer (rdma.data_pool_bytes)");
     rdma_disconnect(_id);  // the host learns at once; flushed requests are not waited for
     _sq.unbind();
     std::lock_guard lk(_exec_mu);
-    set_state(QueueState::closed);  // the CM thread's late DISCONNECTED must not schedule a closed task
+    _kicks_closed = true;  // the CM thread's late DISCONNECTED must not schedule a closed task
     return exec::Progress::closed;
   }
   if (progress) return exec::Progress::more;

@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "engine/backend/io_context.hpp"
-#include "engine/core/lifecycle.hpp"
 #include "engine/core/submission_queue.hpp"
 #include "engine/exec/executor.hpp"
 #include "engine/rdma/buffer_pool.hpp"
@@ -37,41 +36,9 @@ struct QueueLimits {
   uint32_t connect_timeout_ms = 10000;  // established to a completed Connect
 };
 
-// A queue's lifecycle (the RDMA connection's, as the queue sees it), changed only through
-// RdmaQueue::set_state (checked against queue_transitions, traced as USDT rdma_queue_state):
-//   awaiting_connect  set up for a CM request: only a Connect capsule is valid, and the
-//                     handshake deadline runs
-//   live              Connect bound the queue to a controller and it is named in the stats
-//   closing           fail() decided to close (work request error, host disconnected,
-//                     controller gone, handshake deadline, a refused capsule): the pass stops
-//   closed            the closing pass disconnected and returned Progress::closed: kicks are
-//                     dropped from here on (the CM thread's late DISCONNECTED, a buffer return)
-enum class QueueState : uint8_t { awaiting_connect, live, closing, closed };
-
-inline constexpr lifecycle::Transitions<QueueState, 4> queue_transitions{{
-    lifecycle::bit(QueueState::live) | lifecycle::bit(QueueState::closing),  // awaiting_connect
-    lifecycle::bit(QueueState::closing),                                      // live
-    lifecycle::bit(QueueState::closed),                                       // closing
-    0,                                                                        // closed
-}};
-
-// A command slot's lifecycle, changed only through RdmaQueue::set_state (checked against
-// cmd_transitions, traced as USDT rdma_cmd_state):
-//   free         in the free list
-//   buffer_wait  the device's data pool had no buffer of the size the command needs; it waits
-//                (in order) for one to come back
-//   reading      an RDMA READ fetches the host's data
-//   executing    handed to core/ (or failed early, its completion on the way)
-//   sending      its response (after its data's RDMA WRITE) is posted; freed when the SEND completes
+// Per-command state, changed only through RdmaQueue::set_state. buffer_wait: the device's data
+// pool had no buffer of the size the command needs; it waits (in order) for one to come back.
 enum class CmdState : uint8_t { free, buffer_wait, reading, executing, sending };
-
-inline constexpr lifecycle::Transitions<CmdState, 5> cmd_transitions{{
-    lifecycle::bit(CmdState::buffer_wait) | lifecycle::bit(CmdState::executing),  // free
-    lifecycle::bit(CmdState::executing),                                         // buffer_wait
-    lifecycle::bit(CmdState::executing),                                         // reading: data in
-    lifecycle::bit(CmdState::reading) | lifecycle::bit(CmdState::sending),       // executing
-    lifecycle::bit(CmdState::free),                                              // sending
-}};
 
 class RdmaQueue final : public exec::Task, public core::TransportQueue, private DataPool::Waiter {
  public:
@@ -105,8 +72,7 @@ class RdmaQueue final : public exec::Task, public core::TransportQueue, private 
   bool keyed_sgls() const override { return true; }
   const char* peer() const override { return _peer.c_str(); }
 
-  // CM thread: the connection is gone (DISCONNECTED, TIMEWAIT_EXIT, DEVICE_REMOVAL). This and
-  // expire_handshake are messages, not states: only the queue's thread changes its state.
+  // CM thread: the connection is gone (DISCONNECTED, TIMEWAIT_EXIT, DEVICE_REMOVAL).
   void on_disconnected() {
     _disconnected.store(true, std::memory_order_relaxed);
     kick();
@@ -116,11 +82,7 @@ class RdmaQueue final : public exec::Task, public core::TransportQueue, private 
     _handshake_expired.store(true, std::memory_order_relaxed);
     kick();
   }
-  // Any thread (a relaxed read: the queue's own thread changes it).
-  QueueState state() const { return _state.load(std::memory_order_relaxed); }
-  // Any thread: Connect completed, or the queue is closing anyway (the handshake timer has
-  // nothing to do with it either way).
-  bool connected() const { return state() >= QueueState::live; }
+  bool connected() const { return _sq.connected(); }
   rdma_cm_id* cm_id() const { return _id; }
   stats::QueueStats& stats() { return _stats; }
   void set_executor(exec::Executor& e);
@@ -163,9 +125,7 @@ class RdmaQueue final : public exec::Task, public core::TransportQueue, private 
   bool post_recv(uint32_t i);
   void post_send(ibv_send_wr* wr);
   void fail(const std::string& why);
-  void set_state(Command& c, CmdState s);
-  void set_state(QueueState s);
-  bool closing() const { return state() >= QueueState::closing; }
+  void set_state(Command& c, CmdState s) { c.state = s; }
   void drain_channel();
   void identify();
 
@@ -176,6 +136,7 @@ class RdmaQueue final : public exec::Task, public core::TransportQueue, private 
   stats::QueueStats _stats;  // before _sq, which records into it
   std::mutex _exec_mu;       // kicks from other threads vs a live switch; never per command
   exec::Executor* _executor;
+  bool _kicks_closed = false;  // guarded by _exec_mu: set by the closing pass
   QueueLimits _limits;
   const transport::LiveBudgets& _live_budgets;
   ibv_comp_channel* _channel = nullptr;
@@ -204,13 +165,8 @@ class RdmaQueue final : public exec::Task, public core::TransportQueue, private 
   core::SubmissionQueue::PassTimes _pass;  // this io_work pass's readiness and start (stages)
   uint64_t _buffer_waits = 0;  // commands that waited for a data buffer (logged at close)
   uint32_t _nrecv = 0, _ncmds = 0;
-  // Messages from the CM thread (on_disconnected, expire_handshake), taken by the next pass.
   std::atomic<bool> _disconnected{false}, _handshake_expired{false};
-  // Written only by set_state, on the queue's thread (closed under _exec_mu, which kick() holds
-  // while it reads it); atomic for connected() on the CM thread.
-  std::atomic<QueueState> _state{QueueState::awaiting_connect};
-  bool _admin = false;  // a property: the CM request's qid is 0
-  bool _ring_watched = false;
+  bool _closing = false, _admin = false, _identified = false, _ring_watched = false;
   std::function<void(RdmaQueue*)> _retire_hook;
 };
 

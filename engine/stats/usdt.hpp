@@ -3,13 +3,6 @@
 //   cmd_arrival(queue, cid, opcode)   a command's capsule (and in-capsule data) is complete
 //   queue_wait_end(queue, wait_ns)    an io_work pass starts; wait_ns = readiness -> start
 //   cmd_complete(queue, cid, ns)      its response is queued; ns = arrival -> response
-// Lifecycles (engine/core/lifecycle.hpp; states are the enums' values, in declaration order):
-//   tcp_queue_state(queue, from, to)          tcp::QueueState
-//   tcp_cmd_state(queue, slot, from, to)      tcp::CmdState of command slot `slot`
-//   rdma_queue_state(queue, from, to)         rdma::QueueState
-//   rdma_cmd_state(queue, slot, from, to)     rdma::CmdState
-//   ctrl_state(controller, cntlid, from, to)  core::CtrlState
-//   illegal_transition(object, lifecycle, from, to)  refused (lifecycle::Kind); a bug
 // `queue` is the queue object's address (unique while connected). Each point is one nop and a
 // note in .note.stapsdt until a tracer attaches (probes/usdtlat, bpftrace, perf probe sdt_*);
 // bench/usdt_bench measures what an unattached point costs.
@@ -28,4 +21,3 @@
 
 #define NVMT_USDT2(name, a, b) STAP_PROBE2(nvmetune, name, a, b)
 #define NVMT_USDT3(name, a, b, c) STAP_PROBE3(nvmetune, name, a, b, c)
-#define NVMT_USDT4(name, a, b, c, d) STAP_PROBE4(nvmetune, name, a, b, c, d)

@@ -120,7 +120,6 @@ TcpQueue::Command* TcpQueue::alloc_command() {
     c = &_cmds[_free.back()];
     _free.pop_back();
   }
-  set_state(*c, CmdState::capsule);
   c->digest_error = false;
   c->h2c_next = 0;
   c->early = nvme::status::success;
@@ -134,16 +133,7 @@ void TcpQueue::free_command(Command& c) {
 }
 
 void TcpQueue::set_state(Command& c, CmdState s) {
-  if (!lifecycle::check(cmd_transitions, lifecycle::Kind::tcp_command, &c, c.state, s)) return;
-  NVMT_USDT4(tcp_cmd_state, this, c.index, static_cast<unsigned>(c.state), static_cast<unsigned>(s));
   c.state = s;
-}
-
-void TcpQueue::set_state(QueueState s) {
-  const QueueState from = state();
-  if (!lifecycle::check(queue_transitions, lifecycle::Kind::tcp_queue, this, from, s)) return;
-  NVMT_USDT3(tcp_queue_state, this, static_cast<unsigned>(from), static_cast<unsigned>(s));
-  _state.store(s, std::memory_order_relaxed);
 }
 
 bool TcpQueue::defer(core::Request& req) {
@@ -194,9 +184,10 @@ void TcpQueue::set_executor(exec::Executor& e) {
   _ring_watched = false;  // the new executor must watch the backend ring too
 }
 
-// Connect bound the queue: it is live; name it in the statistics (control path, once per queue).
+// Connect bound the queue: name it in the statistics (control path, once per queue).
 void TcpQueue::identify() {
-  set_state(QueueState::live);
+  _identified = true;
+  _connected.store(true, std::memory_order_relaxed);
   if (_sq.qid() == 0) _admin.store(true, std::memory_order_relaxed);
   auto id = _stats.identity();
   id.qid = _sq.qid();
@@ -217,9 +208,6 @@ int TcpQueue::incoming_cpu() const {
 // One io_work pass: receive, submit, reap, send, in rounds of the budgets until nothing moves,
 // the op budget, the byte budget or the deadline is reached.
 exec::Progress TcpQueue::pass(unsigned max_rx_pdus) {
-  // Run again once closed (a kick that raced the closing pass, a test's last passes): nothing
-  // is left to do, and closed is final.
-  if (state() == QueueState::closed) return exec::Progress::closed;
   _budgets = _live_budgets.load();
   const uint64_t start = exec::monotonic_ns();
   if (_stamps) _stamp_clock.sync(start);
@@ -230,9 +218,9 @@ exec::Progress TcpQueue::pass(unsigned max_rx_pdus) {
     if (auto* lat = _sq.latency()) lat->queue_wait.record(start - ready);
     NVMT_USDT2(queue_wait_end, this, start - ready);
   }
-  if (!closing() && _sq.poll_events()) start_closing();  // controller died (KATO, admin gone)
-  if (state() < QueueState::live && !_sq.connected() && _handshake_expired.load(std::memory_order_relaxed)) {
-    start_closing();
+  if (!_closing && _sq.poll_events()) _closing = true;  // controller died (KATO, admin gone)
+  if (!_closing && !_sq.connected() && _handshake_expired.load(std::memory_order_relaxed)) {
+    _closing = true;
     _target.log(core::EventLevel::warning, "closing " + _peer + ": no ICReq and Connect within " +
                                                std::to_string(_limits.connect_timeout_ms) + " ms");
     _target.event("connect_timeout", "{\"peer\":" + core::json_string(_peer) + "}");
@@ -246,7 +234,7 @@ exec::Progress TcpQueue::pass(unsigned max_rx_pdus) {
     // io_uring: received data arrives as CQEs, so reap before receiving.
     const unsigned early = (_usock ? reap(_budgets.reap_batch) : 0) + resume_deferred();
     if (_usock) (void)_usock->take_arrivals();  // this round's receive takes them
-    const unsigned rx = closing() ? 0 : rx_pass(std::min(_budgets.recv_pdus, max_rx_pdus - rx_total));
+    const unsigned rx = _closing ? 0 : rx_pass(std::min(_budgets.recv_pdus, max_rx_pdus - rx_total));
     _ioctx.flush_submissions();
     const unsigned done = early + reap(_budgets.reap_batch);
     // io_uring: data the reap after the flush took (a receive the flush armed or re-armed found
@@ -266,23 +254,22 @@ exec::Progress TcpQueue::pass(unsigned max_rx_pdus) {
   // kernel before the queue sleeps, or nothing would complete them.
   _ioctx.flush_submissions();
   exec_did_work = ops > 0;
-  if (state() == QueueState::awaiting_connect && _sq.connected()) identify();
+  if (!_identified && _sq.connected()) identify();
   if (!_ring_watched && _ioctx.notify_fd() >= 0) {
     _ring_watched = true;
     _executor->watch_fd(*this, _ioctx.notify_fd());
   }
   // A closing queue flushes what it can (the C2HTermReq) but never waits on a peer that
   // stopped reading.
-  if (closing() && (_tx_count == 0 || _fd < 0 || !progress)) {
+  if (_closing && (_tx_count == 0 || _fd < 0 || !progress)) {
     // No controller can kick this queue after this. The accept thread's handshake timer still
     // may: the executor drops a kick that races with this return (Executor::schedule), and the
     // transport's lock, which on_retire takes before freeing the queue, keeps it alive meanwhile.
     _sq.unbind();
-    set_state(QueueState::closed);
     return exec::Progress::closed;
   }
   const bool buffered =
-      (_rx_tail > _rx_head || (_usock && _usock->buffered()) || !_deferred.empty()) && !closing();
+      (_rx_tail > _rx_head || (_usock && _usock->buffered()) || !_deferred.empty()) && !_closing;
   if (progress || buffered || _ioctx.work_waiting()) return exec::Progress::more;
   return exec_level_rearm && _ioctx.consume_notifications() ? exec::Progress::more : exec::Progress::idle;
 }

@@ -15,7 +15,6 @@
 #include <vector>
 
 #include "engine/backend/io_context.hpp"
-#include "engine/core/lifecycle.hpp"
 #include "engine/core/submission_queue.hpp"
 #include "engine/exec/executor.hpp"
 #include "engine/stats/counter.hpp"
@@ -51,46 +50,8 @@ using transport::LiveBudgets;
 inline constexpr uint32_t admin_icd_size = 8192;  // NVME_TCP_ADMIN_CCSZ: Connect and friends
 inline constexpr size_t rx_buffer_size = 64 * 1024;  // the receive staging buffer of a queue
 
-// A queue's lifecycle, changed only through TcpQueue::set_state (checked against
-// queue_transitions, traced as USDT tcp_queue_state):
-//   awaiting_icreq    accepted: only an ICReq is valid (the codec's IC rule follows this state)
-//   awaiting_connect  ICResp queued: the next capsule must be a Connect (the handshake deadline
-//                     still runs)
-//   live              Connect bound the queue to a controller and it is named in the stats
-//   closing           decided to close (protocol error, host gone or TermReq, send error,
-//                     controller gone, handshake deadline): receives nothing more, flushes
-//                     what it can (a C2HTermReq) but never waits for a peer that stopped reading
-//   closed            its last pass returned Progress::closed; its owner retires it
-// Any state before closing may go to closing; otherwise only forward, one step at a time.
-enum class QueueState : uint8_t { awaiting_icreq, awaiting_connect, live, closing, closed };
-
-inline constexpr lifecycle::Transitions<QueueState, 5> queue_transitions{{
-    lifecycle::bit(QueueState::awaiting_connect) | lifecycle::bit(QueueState::closing),  // awaiting_icreq
-    lifecycle::bit(QueueState::live) | lifecycle::bit(QueueState::closing),  // awaiting_connect
-    lifecycle::bit(QueueState::closing),  // live
-    lifecycle::bit(QueueState::closed),   // closing
-    0,                                    // closed
-}};
-
-// A command slot's lifecycle, changed only through TcpQueue::set_state (checked against
-// cmd_transitions, traced as USDT tcp_cmd_state):
-//   free       in the free list (or the idle boot slot)
-//   capsule    taken for a CapsuleCmd whose header is being parsed
-//   recv_icd   receiving its in-capsule data
-//   executing  handed to core/ (or failed early, its completion on the way)
-//   wait_h2c   an R2T asked the host for its data; H2CData PDUs land in it
-//   sending    completed: its C2HData and CapsuleResp wait for the socket; freed once sent
-enum class CmdState : uint8_t { free, capsule, recv_icd, wait_h2c, executing, sending };
-
-inline constexpr lifecycle::Transitions<CmdState, 6> cmd_transitions{{
-    lifecycle::bit(CmdState::capsule),  // free
-    // refused before anything was done with it (a capsule too large: the queue closes)
-    lifecycle::bit(CmdState::recv_icd) | lifecycle::bit(CmdState::executing) | lifecycle::bit(CmdState::free),
-    lifecycle::bit(CmdState::executing),  // recv_icd
-    lifecycle::bit(CmdState::executing),  // wait_h2c: all its data is in
-    lifecycle::bit(CmdState::wait_h2c) | lifecycle::bit(CmdState::sending),  // executing
-    lifecycle::bit(CmdState::free),  // sending
-}};
+// Per-command state on the wire, changed only through TcpQueue::set_state.
+enum class CmdState : uint8_t { free, recv_icd, wait_h2c, executing, sending };
 
 // Transport-only counters; PDUs, commands and latencies live in the stats::QueueStats block.
 struct QueueCounters {
@@ -147,18 +108,13 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   // Receive path without a socket (fuzzer, tests): processes bytes as if received.
   // Returns false once the queue decided to close.
   bool feed(std::span<const uint8_t> bytes);
-  // Any thread (a relaxed read: the queue's own thread changes it).
-  QueueState state() const { return _state.load(std::memory_order_relaxed); }
-  bool closing() const { return state() >= QueueState::closing; }
+  bool closing() const { return _closing; }
   // Any thread (the accept thread's timer): close the queue unless Connect completed by now.
-  // A message, not a state: only the queue's thread changes its state, at its next pass.
   void expire_handshake() {
     _handshake_expired.store(true, std::memory_order_relaxed);
     kick();
   }
-  // Any thread: Connect completed, or the queue is closing anyway (the handshake timer has
-  // nothing to do with it either way).
-  bool connected() const { return state() >= QueueState::live; }
+  bool connected() const { return _connected.load(std::memory_order_relaxed); }
   const QueueCounters& counters() const { return _counters; }
   stats::QueueStats& stats() { return _stats; }
   const stats::QueueStats& stats() const { return _stats; }
@@ -218,17 +174,6 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   Command* command_of_ttag(uint16_t ttag);
   void free_command(Command& c);
   void set_state(Command& c, CmdState s);
-  void set_state(QueueState s);
-  // Asks for closing: a queue closing already stays so (many paths find the end at once).
-  void start_closing() {
-    if (!closing()) set_state(QueueState::closing);
-  }
-  // The codec's framing rules for this queue: IC PDUs until ICReq was taken, then no more.
-  Negotiated framing_rules() const {
-    Negotiated n = _neg;
-    n.connected = state() != QueueState::awaiting_icreq;
-    return n;
-  }
   unsigned reap(unsigned budget);
   void move_ring(const exec::Executor& next);
   // The kind of ring the executor's threads want, made at the next IoContext::ring().
@@ -240,8 +185,7 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   std::string _peer;
   core::Target& _target;
   stats::QueueStats _stats;  // before _sq, which records into it
-  // Written only by set_state, on the queue's thread; atomic for connected() and closing().
-  std::atomic<QueueState> _state{QueueState::awaiting_icreq};
+  bool _identified = false;
   // Kicks come from other threads while a live switch may replace the executor: the pointer
   // is guarded (kicks are control-path events, never per command).
   std::mutex _exec_mu;
@@ -249,8 +193,9 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   QueueLimits _limits;
   const LiveBudgets& _live_budgets;
   Budgets _budgets;  // this pass's copy
-  std::atomic<bool> _admin{false};  // a property (qid 0), known once live
-  std::atomic<bool> _handshake_expired{false};  // the timer's message (expire_handshake)
+  std::atomic<bool> _admin{false};
+  std::atomic<bool> _connected{false};
+  std::atomic<bool> _handshake_expired{false};
   uint64_t _pass_bytes = 0;
   // Command data buffers: one mapping, 2 x MDTS per slot (data + Compare scratch), reserved
   // but committed only where transfers touch it; mapped at Connect for the entries the host
@@ -270,8 +215,9 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   // After _ioctx: destroyed first, it cancels its receive on the ring before the ring goes.
   std::unique_ptr<UringSocket> _usock;
   core::SubmissionQueue _sq;
-  Negotiated _neg;  // digests and alignment; its `connected` is never set (framing_rules)
+  Negotiated _neg;
   uint8_t _hpda = 0;  // the host's required C2H data alignment
+  bool _closing = false;
   bool _ring_watched = false;
   std::function<void(TcpQueue*)> _retire_hook;
   QueueCounters _counters;
@@ -327,8 +273,6 @@ class TcpQueue final : public exec::Task, public core::TransportQueue {
   // CapsuleResps held back behind the data queued with them (send.cpp, resp_trail_bytes).
   std::vector<TxItem> _resp_staged;
   uint64_t _staged_data = 0;  // data bytes queued ahead of the staged responses
-  // The peer is gone (drop_tx): nothing queued can be delivered. Not a queue state: it is the
-  // send side's (closing with a TermReq to flush vs closing with no peer to flush it to).
   bool _tx_dead = false;
   uint64_t _transmit_ns = 10'000;  // this queue's usual sendmsg() time (transmit_end)
   std::array<uint8_t, ic_hlen> _icresp{};

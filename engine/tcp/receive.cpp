@@ -21,13 +21,13 @@ inline constexpr uint32_t direct_recv_min = 4096;
 
 unsigned TcpQueue::rx_pass(unsigned budget) {
   unsigned pdus = rx_process(budget);
-  while (pdus < budget && !closing() && _fd >= 0) {
+  while (pdus < budget && !_closing && _fd >= 0) {
     if (_usock) {
       const unsigned got = rx_in_place(budget - pdus);
       pdus += got;
-      if (got > 0 || (!_usock->front().empty() && !closing())) continue;
+      if (got > 0 || (!_usock->front().empty() && !_closing)) continue;
       if (!_usock->ended()) break;
-      start_closing();  // the host closed the connection, or it failed
+      _closing = true;  // the host closed the connection, or it failed
       drop_tx();
       break;
     }
@@ -60,7 +60,7 @@ unsigned TcpQueue::rx_pass(unsigned budget) {
     }
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) break;
     // 0: the host closed the connection; other errors: the connection is gone.
-    start_closing();
+    _closing = true;
     drop_tx();
     break;
   }
@@ -164,7 +164,7 @@ void TcpQueue::rx_start_data(Command& c, uint8_t* dst, uint32_t offset) {
 // Consumes staged bytes; returns the number of complete PDUs.
 unsigned TcpQueue::rx_process(unsigned budget) {
   unsigned pdus = 0;
-  while (pdus < budget && !closing() && _rx_head < _rx_tail) {
+  while (pdus < budget && !_closing && _rx_head < _rx_tail) {
     const size_t avail = _rx_tail - _rx_head;
     const uint8_t* src = _rx_base + _rx_head;
     if (_rx == RxState::header) {
@@ -219,7 +219,7 @@ bool TcpQueue::rx_header() {
     _rx_head += k;
     if (_hdr_have < ch_len) return false;
     _ch = parse_common(std::span<const uint8_t, ch_len>(_hdr.data(), ch_len));
-    const auto r = check_common(_ch, Role::controller, framing_rules());
+    const auto r = check_common(_ch, Role::controller, _neg);
     if (r.error) {
       _hdr_valid = ch_len;
       fatal(r.error->fes, r.error->fei);
@@ -256,7 +256,7 @@ void TcpQueue::on_pdu_header() {
       _target.log(core::EventLevel::warning, std::string("H2CTermReq from ") + _peer + ": FES " +
                                                  std::to_string(static_cast<int>(t.fes)) + " FEI " +
                                                  std::to_string(t.fei));
-      start_closing();
+      _closing = true;
       return;
     }
     default:  // check_common admits only the four types above
@@ -268,7 +268,7 @@ void TcpQueue::on_icreq() {
   const IcReq r = parse_icreq(_hdr);
   if (r.pfv != 0) return fatal(Fes::invalid_header_field, field::pfv);
   if (r.hpda > 31) return fatal(Fes::invalid_header_field, field::hpda);
-  set_state(QueueState::awaiting_connect);
+  _neg.connected = true;
   _neg.hdgst = r.hdgst;
   _neg.ddgst = r.ddgst;
   _neg.pda = 0;  // we ask for no extra alignment of H2C data (CPDA 0)
@@ -376,8 +376,8 @@ void TcpQueue::rx_data_done() {
 }
 
 void TcpQueue::fatal(Fes fes, uint32_t fei) {
-  if (closing()) return;
-  start_closing();
+  if (_closing) return;
+  _closing = true;
   _counters.term_sent.add();
   const size_t n = std::min<size_t>(_hdr_valid, term_max_data);
   _target.log(core::EventLevel::warning, std::string("protocol error from ") + _peer + ": FES " +
@@ -387,19 +387,19 @@ void TcpQueue::fatal(Fes fes, uint32_t fei) {
 }
 
 bool TcpQueue::feed(std::span<const uint8_t> bytes) {
-  while (!bytes.empty() && !closing()) {
+  while (!bytes.empty() && !_closing) {
     auto win = rx_window();
     const size_t n = std::min(win.size(), bytes.size());
     std::memcpy(win.data(), bytes.data(), n);
     bytes = bytes.subspan(n);
     rx_commit(n);
-    while (rx_process(_budgets.recv_pdus) > 0 && !closing()) {
+    while (rx_process(_budgets.recv_pdus) > 0 && !_closing) {
     }
     _ioctx.flush_submissions();
     reap(_budgets.reap_batch);
     tx_pass(~0u);
   }
-  return !closing();
+  return !_closing;
 }
 
 }  // namespace tcp

@@ -186,7 +186,7 @@ unsigned TcpQueue::tx_pass(unsigned budget) {
   const ssize_t n = ::sendmsg(_fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
   const uint64_t handed_ns = transmit_end(call_ns, exec::monotonic_ns());
   if (n < 0 && errno != EAGAIN && errno != EINTR) {
-    start_closing();
+    _closing = true;
     drop_tx();
     return 0;
   }

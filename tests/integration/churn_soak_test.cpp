@@ -25,7 +25,6 @@
 
 #include "engine/config/config.hpp"
 #include "engine/control/engine.hpp"
-#include "engine/core/lifecycle.hpp"
 #include "engine/initiator/controller.hpp"
 #include "engine/initiator/tcp/tcp_queue.hpp"
 #include "engine/initiator/sync.hpp"
@@ -182,9 +181,6 @@ TEST_P(ChurnSoak, HostileHostsChurnAndSwitchesLeaveTheEngineServing) {
   // Every hostile connection is gone: only the verified host's admin and I/O queue are left.
   EXPECT_TRUE(test_support::eventually([&] { return eng.stats().queues == 2; }, 20s))
       << eng.stats().queues << " queues left, expected the verified host's 2";
-  // Hostile hosts, closes racing switches: no queue, command or controller lifecycle was ever
-  // moved the wrong way (counted where a debug build would assert: engine/core/lifecycle.hpp).
-  EXPECT_EQ(lifecycle::illegal_transitions().load(), 0u);
   std::printf("soak %s: %zu cases x %u rounds, %llu churn connections, %u health checks, %u switches, "
               "%llu verified I/Os\n",
               base.c_str(), cases.size(), rounds, static_cast<unsigned long long>(made.load()), checks,

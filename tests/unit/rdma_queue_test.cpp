@@ -280,37 +280,4 @@ TEST_F(RdmaQueueTest, NullReadSendsZeroesNotAnotherHostsData) {
   EXPECT_EQ(std::count(got.begin(), got.end(), 0), 4096) << "byte 0 is 0x" << std::hex << int(got[0]);
 }
 
-// ---- lifecycles (engine/core/lifecycle.hpp) ---------------------------------------------------
-
-// The queue steps through its states in order, its commands through theirs (a keyed write
-// reads its data, a read writes it), and the engine never attempts an illegal transition.
-TEST_F(RdmaQueueTest, QueueAndCommandsStepThroughTheirStates) {
-  const uint64_t illegal = lifecycle::illegal_transitions().load();
-  auto dev = open_device(false);
-  {
-    Queue q = open_queue(dev, 0, 32);
-    EXPECT_EQ(q.q->state(), rdma::QueueState::awaiting_connect);
-    EXPECT_FALSE(q.q->connected());
-    q.q->on_disconnected();
-    EXPECT_EQ(run(q), exec::Progress::closed);
-    EXPECT_EQ(q.q->state(), rdma::QueueState::closed);
-    EXPECT_EQ(q.q->io_work(), exec::Progress::closed) << "closed is final";
-    EXPECT_TRUE(q.q->connected()) << "closed: nothing left for the handshake timer";
-  }
-  {
-    auto [admin, io_q] = connect_host(dev, "nqn.2026-12.io.nvmetune:host-a");
-    EXPECT_EQ(admin.q->state(), rdma::QueueState::live);
-    EXPECT_EQ(io_q.q->state(), rdma::QueueState::live);
-    EXPECT_TRUE(io_q.q->connected());
-    std::vector<uint8_t> mem(4096, 0x3c);
-    ASSERT_EQ(io(io_q, nvm_write, mem), 0);
-    ASSERT_EQ(io(io_q, nvm_read, mem), 0);
-    io_q.q->on_disconnected();
-    EXPECT_EQ(run(io_q), exec::Progress::closed);
-    EXPECT_EQ(io_q.q->state(), rdma::QueueState::closed);
-    EXPECT_TRUE(io_q.q->connected()) << "a queue that connected never counts as a handshake timeout";
-  }
-  EXPECT_EQ(lifecycle::illegal_transitions().load(), illegal);
-}
-
 }  // namespace
