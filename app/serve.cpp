@@ -132,7 +132,15 @@ std::string format_size(uint64_t bytes) {
   return std::to_string(bytes) + " " + units[u];
 }
 
-std::string ram_memory_text(const backend::BackendSpec& b);
+// What a RAM namespace's memory is made of: an operator comparing runs needs to know whether
+// it had huge pages and whether it was faulted in at start.
+std::string ram_memory_text(const backend::BackendSpec& b) {
+  const std::string_view thp = backend::transparent_huge_pages();
+  std::string text = thp == "always" || thp == "madvise"
+                         ? ", transparent huge pages"
+                         : ", 4k pages (transparent huge pages are " + std::string(thp) + " here)";
+  return text + (b.populate ? ", populated" : ", faulted in as written");
+}
 
 void print_subsystem(const control::SubsystemConfig& s) {
   std::printf("nvmetune: subsystem %s (%s)\n", s.nqn.c_str(),
@@ -144,16 +152,6 @@ void print_subsystem(const control::SubsystemConfig& s) {
     std::printf("  nsid %u: %s, %s, %u-byte blocks%s\n", ns.nsid, what.c_str(), size.c_str(), ns.block_size,
                 b.kind == "ram" ? ram_memory_text(b).c_str() : "");
   }
-}
-
-// What a RAM namespace's memory is made of: an operator comparing runs needs to know whether
-// it had huge pages and whether it was faulted in at start.
-std::string ram_memory_text(const backend::BackendSpec& b) {
-  const std::string_view thp = backend::transparent_huge_pages();
-  std::string text = thp == "always" || thp == "madvise"
-                         ? ", transparent huge pages"
-                         : ", 4k pages (transparent huge pages are " + std::string(thp) + " here)";
-  return text + (b.populate ? ", populated" : ", faulted in as written");
 }
 
 // The threading the engine runs, as the executor reports its threads: with no cpumask the
